@@ -1,0 +1,185 @@
+//! Typed errors. Every variant names the offending arc or node, in the
+//! `(n+1) × (n+1)` layout where node `0` is the root and `1..=n` are words.
+
+use std::fmt;
+
+/// An arc `head → dependent`, optionally one label of it; nodes numbered as
+/// in the input layout (`0` is the root, words are `1..=n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArcRef {
+    /// The head node (`0` for the root).
+    pub head: usize,
+    /// The dependent node (a word, `1..=n`, unless the input was malformed).
+    pub dependent: usize,
+    /// The label index, for labeled graphs.
+    pub label: Option<usize>,
+}
+
+impl fmt::Display for ArcRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.label {
+            Some(l) => write!(f, "label {l} of arc {} → {}", self.head, self.dependent),
+            None => write!(f, "arc {} → {}", self.head, self.dependent),
+        }
+    }
+}
+
+/// Why a graph has no spanning tree (`Z = 0`), decided combinatorially on the
+/// support of the positive weights, identically on every backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NoTree {
+    /// No arc leaves the root.
+    NoRootArc,
+    /// This word cannot be reached from the root (multi-root), or from any
+    /// word the root can attach to (single-root).
+    Unreachable {
+        /// The word, `1..=n`.
+        word: usize,
+    },
+    /// Single-root only: every word is reachable from the root, but no single
+    /// word with a root arc reaches all the others.
+    NoSingleRoot,
+}
+
+impl fmt::Display for NoTree {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoTree::NoRootArc => write!(f, "no arc leaves the root"),
+            NoTree::Unreachable { word } => {
+                write!(f, "word {word} cannot be reached from the root")
+            }
+            NoTree::NoSingleRoot => write!(
+                f,
+                "no single word that the root can attach to reaches every other word"
+            ),
+        }
+    }
+}
+
+/// A failure of floating-point linear algebra on a graph that does have trees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Numerical {
+    /// The factorisation met a zero pivot at this (0-based) step although a
+    /// spanning tree exists: the Laplacian is singular to working precision.
+    Singular {
+        /// The elimination step, `0..n`.
+        pivot: usize,
+    },
+    /// The determinant came out negative, which only rounding can cause (`Z ≥ 0`).
+    NegativeDeterminant,
+    /// A result was NaN or infinite.
+    NotFinite,
+}
+
+impl fmt::Display for Numerical {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Numerical::Singular { pivot } => write!(
+                f,
+                "the Laplacian is singular to working precision (zero pivot at step {pivot}); \
+                 try the log or exact backend"
+            ),
+            Numerical::NegativeDeterminant => write!(
+                f,
+                "rounding made the determinant negative; try the log or exact backend"
+            ),
+            Numerical::NotFinite => write!(
+                f,
+                "a result overflowed or became NaN; try the log or exact backend"
+            ),
+        }
+    }
+}
+
+/// Every error of the library.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The graph has no words (`n = 0`).
+    #[error("the graph has no words (n = 0)")]
+    Empty,
+    /// The input is not an `(n+1) × (n+1)` matrix (times the label count).
+    #[error("wrong shape: row {row} has {found} entries, expected {expected}")]
+    Shape {
+        /// The offending row of the input (`0` is the root row).
+        row: usize,
+        /// How many entries it has.
+        found: usize,
+        /// How many it should have.
+        expected: usize,
+    },
+    /// A labeled graph declared zero labels.
+    #[error("a labeled graph needs at least one label")]
+    NoLabels,
+    /// A cell of a labeled graph has the wrong number of labels.
+    #[error("{arc} has {found} label values, expected {expected}")]
+    LabelCount {
+        /// Which arc.
+        arc: ArcRef,
+        /// How many values it has.
+        found: usize,
+        /// How many labels the graph has.
+        expected: usize,
+    },
+    /// A weight or score is NaN.
+    #[error("{what} of {arc} is NaN")]
+    NotANumber {
+        /// Which arc.
+        arc: ArcRef,
+        /// `"weight"` or `"score"`.
+        what: &'static str,
+    },
+    /// A weight is infinite, or a score is `+∞`.
+    #[error("{what} of {arc} is infinite ({value})")]
+    Infinite {
+        /// Which arc.
+        arc: ArcRef,
+        /// `"weight"` or `"score"`.
+        what: &'static str,
+        /// The value.
+        value: f64,
+    },
+    /// A weight is negative.
+    #[error("weight of {arc} is negative ({value})")]
+    NegativeWeight {
+        /// Which arc.
+        arc: ArcRef,
+        /// The value (rounded to `f64` for exact inputs).
+        value: f64,
+    },
+    /// A self-loop `m → m`, or an arc into the root, has a non-zero weight
+    /// (a finite score): such arcs do not exist.
+    #[error("{arc} does not exist (self-loop or arc into the root) but has weight {value}")]
+    NonexistentArc {
+        /// Which arc.
+        arc: ArcRef,
+        /// Its weight (`exp` of the score for score inputs).
+        value: f64,
+    },
+    /// A weight overflowed the backend's number type (`exp` of a score above
+    /// ~709 on a backend that does not shift scores).
+    #[error("weight of {arc} overflows on this backend (score {score}); use the log backend")]
+    Overflow {
+        /// Which arc.
+        arc: ArcRef,
+        /// The score (log-weight).
+        score: f64,
+    },
+    /// The graph has no spanning tree: `Z = 0`, so probabilities are undefined.
+    #[error("no spanning tree: {0}")]
+    NoSpanningTree(NoTree),
+    /// Floating-point linear algebra failed.
+    #[error("numerical failure: {0}")]
+    Numerical(Numerical),
+}
+
+impl From<Numerical> for Error {
+    fn from(e: Numerical) -> Self {
+        Error::Numerical(e)
+    }
+}
+
+/// `Result` with the library's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,394 @@
+//! Sentence graphs: validated input, and the combinatorial test for `Z = 0`.
+//!
+//! A graph over `n` words is given in the `(n+1) × (n+1)` layout: entry
+//! `[h][m]` is the arc `h → m`, node `0` is the root and `1..=n` are words.
+//! Column `0` (arcs into the root) and the diagonal (self-loops) do not exist:
+//! their weight must be `0` (score `-∞`). Labeled graphs give one value per
+//! label in every cell.
+
+use crate::error::{ArcRef, Error, NoTree, Result};
+use crate::scalar::{log_sum_exp, Scalar, Sign};
+
+/// Which trees the distribution ranges over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rooting {
+    /// Exactly one word attaches to the root (the Universal Dependencies convention).
+    Single,
+    /// Any non-zero number of words attach to the root.
+    Multi,
+}
+
+impl Rooting {
+    /// Both rootings, single first.
+    pub const ALL: [Rooting; 2] = [Rooting::Single, Rooting::Multi];
+
+    /// `"single"` or `"multi"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rooting::Single => "single",
+            Rooting::Multi => "multi",
+        }
+    }
+}
+
+/// How the values of a [`Graph`] are to be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Potentials {
+    /// Non-negative weights `w`; `0` forbids an arc.
+    Weights,
+    /// Scores (log-potentials) `θ = ln w`; `-∞` forbids an arc.
+    Scores,
+}
+
+/// A validated sentence graph: no NaN, no negative weight, no `+∞`, the right
+/// shape, `n ≥ 1`. `W` is the number type of the values: `f64` (weights or
+/// scores), or a backend's scalar (weights only), for example exact rationals.
+///
+/// `n = 1` is legal: it has exactly one tree, `0 → 1`, under both rootings,
+/// so `Z = w(0 → 1)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph<W = f64> {
+    n: usize,
+    labels: usize,
+    labeled: bool,
+    potentials: Potentials,
+    /// `[h][m][ℓ]`, row-major, `(n+1)² · labels` values.
+    values: Vec<W>,
+}
+
+fn check_rows(rows: usize, lens: impl Iterator<Item = usize>) -> Result<usize> {
+    if rows <= 1 {
+        return Err(Error::Empty);
+    }
+    for (row, found) in lens.enumerate() {
+        if found != rows {
+            return Err(Error::Shape {
+                row,
+                found,
+                expected: rows,
+            });
+        }
+    }
+    Ok(rows - 1)
+}
+
+fn exists(h: usize, m: usize) -> bool {
+    m != 0 && h != m
+}
+
+impl<W: Scalar> Graph<W> {
+    /// A graph from non-negative weights in the `(n+1) × (n+1)` layout.
+    ///
+    /// # Errors
+    /// [`Error::Empty`] for `n = 0`, [`Error::Shape`] for a row of the wrong
+    /// length, [`Error::NotANumber`], [`Error::Infinite`],
+    /// [`Error::NegativeWeight`], and [`Error::NonexistentArc`] for a non-zero
+    /// weight on the diagonal or in column `0`.
+    ///
+    /// ```
+    /// use spantree_core::Graph;
+    /// let g = Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]]).unwrap();
+    /// assert_eq!(g.n(), 2);
+    /// ```
+    pub fn from_weights<R: AsRef<[W]>>(rows: &[R]) -> Result<Self> {
+        let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
+        let values = rows.iter().flat_map(|r| r.as_ref().iter().cloned()).collect();
+        Self::validated(n, 1, false, Potentials::Weights, values)
+    }
+
+    /// A labeled graph from weights: `rows[h][m][ℓ]` is the weight of arc
+    /// `h → m` with label `ℓ`; every cell has the same number of labels.
+    ///
+    /// # Errors
+    /// As [`Graph::from_weights`], plus [`Error::NoLabels`] and [`Error::LabelCount`].
+    pub fn from_labeled_weights<C: AsRef<[W]>, R: AsRef<[C]>>(rows: &[R]) -> Result<Self> {
+        let (n, labels, values) = flatten_labeled(rows)?;
+        Self::validated(n, labels, true, Potentials::Weights, values)
+    }
+
+    fn validated(
+        n: usize,
+        labels: usize,
+        labeled: bool,
+        potentials: Potentials,
+        values: Vec<W>,
+    ) -> Result<Self> {
+        let g = Graph {
+            n,
+            labels,
+            labeled,
+            potentials,
+            values,
+        };
+        for h in 0..=n {
+            for m in 0..=n {
+                for l in 0..labels {
+                    let arc = ArcRef {
+                        head: h,
+                        dependent: m,
+                        label: labeled.then_some(l),
+                    };
+                    g.check_value(arc, &g.values[g.index(h, m, l)])?;
+                }
+            }
+        }
+        Ok(g)
+    }
+
+    fn check_value(&self, arc: ArcRef, v: &W) -> Result<()> {
+        let x = v.to_f64();
+        match self.potentials {
+            Potentials::Weights => {
+                if x.is_nan() {
+                    return Err(Error::NotANumber {
+                        arc,
+                        what: "weight",
+                    });
+                }
+                if !v.is_finite() {
+                    return Err(Error::Infinite {
+                        arc,
+                        what: "weight",
+                        value: x,
+                    });
+                }
+                if v.sign() == Sign::Negative {
+                    return Err(Error::NegativeWeight { arc, value: x });
+                }
+                if !exists(arc.head, arc.dependent) && !v.is_zero() {
+                    return Err(Error::NonexistentArc { arc, value: x });
+                }
+            }
+            Potentials::Scores => {
+                if x.is_nan() {
+                    return Err(Error::NotANumber { arc, what: "score" });
+                }
+                if x == f64::INFINITY {
+                    return Err(Error::Infinite {
+                        arc,
+                        what: "score",
+                        value: x,
+                    });
+                }
+                if !exists(arc.head, arc.dependent) && x != f64::NEG_INFINITY {
+                    return Err(Error::NonexistentArc {
+                        arc,
+                        value: x.exp(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn index(&self, h: usize, m: usize, l: usize) -> usize {
+        ((h * (self.n + 1)) + m) * self.labels + l
+    }
+
+    /// The number of words `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The number of labels (`1` for an unlabeled graph).
+    pub fn labels(&self) -> usize {
+        self.labels
+    }
+
+    /// Whether the graph was given with labels.
+    pub fn is_labeled(&self) -> bool {
+        self.labeled
+    }
+
+    /// Whether the values are weights or scores.
+    pub fn potentials(&self) -> Potentials {
+        self.potentials
+    }
+
+    /// The value (weight or score) of arc `h → m` with label `l`.
+    pub fn value(&self, h: usize, m: usize, l: usize) -> &W {
+        &self.values[self.index(h, m, l)]
+    }
+
+    /// The values of all labels of arc `h → m`.
+    pub fn values(&self, h: usize, m: usize) -> &[W] {
+        let i = self.index(h, m, 0);
+        &self.values[i..i + self.labels]
+    }
+
+    /// Whether arc `h → m` has positive weight under some label.
+    pub fn is_allowed(&self, h: usize, m: usize) -> bool {
+        exists(h, m)
+            && self.values(h, m).iter().any(|v| match self.potentials {
+                Potentials::Weights => !v.is_zero(),
+                Potentials::Scores => v.to_f64() != f64::NEG_INFINITY,
+            })
+    }
+
+    /// The collapsed log-weight `ln Σ_ℓ w(h → m, ℓ)` in `f64` (`-∞` if forbidden).
+    pub fn log_weight(&self, h: usize, m: usize) -> f64 {
+        if !exists(h, m) {
+            return f64::NEG_INFINITY;
+        }
+        let vals = self.values(h, m);
+        match self.potentials {
+            Potentials::Scores => log_sum_exp(vals.iter().map(|v| v.to_f64())),
+            Potentials::Weights => {
+                let mut total = W::zero();
+                for v in vals {
+                    total += v;
+                }
+                total.ln_abs()
+            }
+        }
+    }
+
+    /// Decides combinatorially whether a spanning tree exists (`Z > 0`), on
+    /// the support of the positive weights, in `O(n²)`.
+    ///
+    /// Multi-root: every word is reachable from the root. Single-root: some
+    /// word `r` with a root arc reaches every word through word-to-word arcs.
+    ///
+    /// # Errors
+    /// The [`NoTree`] reason when there is none.
+    ///
+    /// ```
+    /// use spantree_core::{Graph, NoTree, Rooting};
+    /// // Word 2 has no incoming arc.
+    /// let g = Graph::from_weights(&[[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).unwrap();
+    /// assert_eq!(g.spanning_tree(Rooting::Multi), Err(NoTree::Unreachable { word: 2 }));
+    /// ```
+    pub fn spanning_tree(&self, rooting: Rooting) -> std::result::Result<(), NoTree> {
+        let n = self.n;
+        let root_arcs: Vec<usize> = (1..=n).filter(|&m| self.is_allowed(0, m)).collect();
+        if root_arcs.is_empty() {
+            return Err(NoTree::NoRootArc);
+        }
+        let reach = |starts: &[usize], forward: bool| -> Vec<bool> {
+            let mut seen = vec![false; n + 1];
+            let mut stack: Vec<usize> = starts.to_vec();
+            for &s in starts {
+                seen[s] = true;
+            }
+            while let Some(u) = stack.pop() {
+                for (v, seen_v) in seen.iter_mut().enumerate().skip(1) {
+                    let allowed = if forward {
+                        self.is_allowed(u, v)
+                    } else {
+                        self.is_allowed(v, u)
+                    };
+                    if !*seen_v && allowed {
+                        *seen_v = true;
+                        stack.push(v);
+                    }
+                }
+            }
+            seen
+        };
+        let from_root = reach(&root_arcs, true);
+        if let Some(word) = (1..=n).find(|&m| !from_root[m]) {
+            return Err(NoTree::Unreachable { word });
+        }
+        if rooting == Rooting::Multi {
+            return Ok(());
+        }
+        // The word that finishes last in a depth-first search lies in a source
+        // component; if any word reaches all words, this one does.
+        let candidate = last_finished(n, |u, v| self.is_allowed(u, v));
+        let from_candidate = reach(&[candidate], true);
+        if (1..=n).any(|m| !from_candidate[m]) {
+            return Err(NoTree::NoSingleRoot);
+        }
+        // The words that reach everything are exactly those that reach the candidate.
+        let to_candidate = reach(&[candidate], false);
+        if root_arcs.iter().any(|&r| to_candidate[r]) {
+            Ok(())
+        } else {
+            Err(NoTree::NoSingleRoot)
+        }
+    }
+}
+
+fn last_finished(n: usize, allowed: impl Fn(usize, usize) -> bool) -> usize {
+    let mut seen = vec![false; n + 1];
+    let mut last = 1;
+    for s in 1..=n {
+        if seen[s] {
+            continue;
+        }
+        seen[s] = true;
+        // Iterative DFS: (node, next neighbour to try).
+        let mut stack = vec![(s, 1usize)];
+        while let Some(&mut (u, ref mut next)) = stack.last_mut() {
+            if let Some(v) = (*next..=n).find(|&v| !seen[v] && allowed(u, v)) {
+                *next = v + 1;
+                seen[v] = true;
+                stack.push((v, 1));
+            } else {
+                last = u;
+                stack.pop();
+            }
+        }
+    }
+    last
+}
+
+impl Graph<f64> {
+    /// A graph from scores (log-potentials) in the `(n+1) × (n+1)` layout;
+    /// `-∞` forbids an arc and is the only value allowed on the diagonal and
+    /// in column `0`.
+    ///
+    /// # Errors
+    /// [`Error::Empty`], [`Error::Shape`], [`Error::NotANumber`],
+    /// [`Error::Infinite`] for `+∞`, [`Error::NonexistentArc`].
+    ///
+    /// ```
+    /// use spantree_core::Graph;
+    /// let ninf = f64::NEG_INFINITY;
+    /// let g = Graph::from_scores(&[[ninf, 0.5, -1.0], [ninf, ninf, 2.0], [ninf, 0.0, ninf]]).unwrap();
+    /// assert!(g.is_allowed(1, 2));
+    /// ```
+    pub fn from_scores<R: AsRef<[f64]>>(rows: &[R]) -> Result<Self> {
+        let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
+        let values = rows.iter().flat_map(|r| r.as_ref().iter().copied()).collect();
+        Self::validated(n, 1, false, Potentials::Scores, values)
+    }
+
+    /// A labeled graph from scores: `rows[h][m][ℓ]`.
+    ///
+    /// # Errors
+    /// As [`Graph::from_scores`], plus [`Error::NoLabels`] and [`Error::LabelCount`].
+    pub fn from_labeled_scores<C: AsRef<[f64]>, R: AsRef<[C]>>(rows: &[R]) -> Result<Self> {
+        let (n, labels, values) = flatten_labeled(rows)?;
+        Self::validated(n, labels, true, Potentials::Scores, values)
+    }
+}
+
+fn flatten_labeled<W: Clone, C: AsRef<[W]>, R: AsRef<[C]>>(
+    rows: &[R],
+) -> Result<(usize, usize, Vec<W>)> {
+    let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
+    let labels = rows[0].as_ref()[0].as_ref().len();
+    if labels == 0 {
+        return Err(Error::NoLabels);
+    }
+    let mut values = Vec::with_capacity((n + 1) * (n + 1) * labels);
+    for (h, row) in rows.iter().enumerate() {
+        for (m, cell) in row.as_ref().iter().enumerate() {
+            let cell = cell.as_ref();
+            if cell.len() != labels {
+                return Err(Error::LabelCount {
+                    arc: ArcRef {
+                        head: h,
+                        dependent: m,
+                        label: None,
+                    },
+                    found: cell.len(),
+                    expected: labels,
+                });
+            }
+            values.extend(cell.iter().cloned());
+        }
+    }
+    Ok((n, labels, values))
+}

@@ -1,0 +1,83 @@
+//! The Laplacians of the matrix-tree theorem (DESIGN.md §1.1), and how their
+//! entries depend on the arc weights.
+//!
+//! All take the collapsed weights in the `(n+1) × (n+1)` layout and return an
+//! `n × n` matrix indexed by words `1..=n`, stored 0-based. Cost `O(n²)`.
+
+use crate::graph::Rooting;
+use crate::matrix::Matrix;
+use crate::scalar::Scalar;
+
+/// The Laplacian whose determinant is `Z` for `rooting`.
+///
+/// * Multi-root (Tutte): `L[m][m] = ρ[m] + Σ_{h≠m} A[h][m]`, `L[h][m] = −A[h][m]`,
+///   so `Z = det L`.
+/// * Single-root (Koo et al. 2007): the root-free Laplacian with its first row
+///   replaced by the root weights, `L̂[1][m] = ρ[m]`, so `Z = det L̂`.
+///
+/// ```
+/// use spantree_core::{laplacian::laplacian, Matrix, Rooting};
+/// let w = Matrix::from_row_major(3, 3, vec![0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 0.0, 4.0, 0.0]);
+/// let l = laplacian(&w, Rooting::Multi);
+/// // det [[1+4, -3], [-4, 2+3]] = 25 - 12 = 13 trees' weight.
+/// assert_eq!(l[(0, 0)] * l[(1, 1)] - l[(0, 1)] * l[(1, 0)], 13.0);
+/// ```
+pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+    let n = weights.rows() - 1;
+    let mut l = Matrix::zeros(n, n);
+    for m in 1..=n {
+        let mut diagonal = match rooting {
+            Rooting::Multi => weights[(0, m)].clone(),
+            Rooting::Single => S::zero(),
+        };
+        for h in 1..=n {
+            if h != m {
+                let w = &weights[(h, m)];
+                diagonal += w;
+                l[(h - 1, m - 1)] = -w.clone();
+            }
+        }
+        l[(m - 1, m - 1)] = diagonal;
+    }
+    if rooting == Rooting::Single {
+        for m in 1..=n {
+            l[(0, m - 1)] = weights[(0, m)].clone();
+        }
+    }
+    l
+}
+
+/// `∂Z/∂w` for every arc, in the `(n+1) × (n+1)` layout, from `G = adj(L)ᵀ`
+/// read through Jacobi's formula `∂Z/∂L[i][j] = adj(L)[j][i]` (DESIGN.md §1.2).
+///
+/// With `adj` the adjugate (or `Z · X` for `X = L⁻¹`), 0-based words `i, j`:
+/// * multi-root: `∂Z/∂ρ[m] = adj[m][m]`, `∂Z/∂A[h][m] = adj[m][m] − adj[m][h]`;
+/// * single-root: `∂Z/∂ρ[m] = adj[m][0]`,
+///   `∂Z/∂A[h][m] = [m≠0] adj[m][m] − [h≠0] adj[m][h]`.
+///
+/// Cost `O(n²)`.
+pub fn weight_gradient<S: Scalar>(adj: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+    let n = adj.rows();
+    let mut g = Matrix::zeros(n + 1, n + 1);
+    for m in 1..=n {
+        let j = m - 1;
+        g[(0, m)] = match rooting {
+            Rooting::Multi => adj[(j, j)].clone(),
+            Rooting::Single => adj[(j, 0)].clone(),
+        };
+        for h in 1..=n {
+            if h == m {
+                continue;
+            }
+            let i = h - 1;
+            let own = rooting == Rooting::Multi || j != 0;
+            let cross = rooting == Rooting::Multi || i != 0;
+            let mut d = if own { adj[(j, j)].clone() } else { S::zero() };
+            if cross {
+                d -= &adj[(j, i)];
+            }
+            g[(h, m)] = d;
+        }
+    }
+    g
+}

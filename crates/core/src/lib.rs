@@ -1,0 +1,65 @@
+//! # spantree-core
+//!
+//! Inference over edge-factored distributions of spanning trees: the
+//! non-projective dependency trees of natural-language parsing.
+//!
+//! A sentence of `n` words is a graph on nodes `0..=n`, where `0` is the root.
+//! Every arc `h → m` has a weight `w ≥ 0` (or a score `θ = ln w`), a tree's
+//! weight is the product of its arcs', and `p(d) = w(d) / Z`. Trees are
+//! *multi-root* (the root may have several children) or *single-root* (exactly
+//! one, as in Universal Dependencies): see [`Rooting`]. The matrix-tree
+//! theorem turns `Z` into a determinant of a [`laplacian`], and marginals into
+//! its inverse (Koo et al. 2007; Smith & Smith 2007; McDonald & Satta 2007).
+//!
+//! The core names no linear-algebra engine: every algorithm is generic over a
+//! [`MatrixBackend`], which factorises a dense matrix once. Pick one per use:
+//!
+//! * `spantree_faer::F64`: fast `f64` LU for ordinary scores;
+//! * `spantree_faer::LogF64`: the same LU on column-shifted weights, so that
+//!   `ln Z` never overflows whatever the scores (the default for long
+//!   sentences and extreme scores);
+//! * `spantree_exact::Exact`: exact rationals, to measure the true error of
+//!   every float result.
+//!
+//! **Errors.** Input is validated once, when a [`Graph`] is built: NaN,
+//! infinite or negative weights, wrong shapes and `n = 0` are typed
+//! [`Error`]s. Whether `Z = 0` is decided combinatorially
+//! ([`Graph::spanning_tree`]), the same on every backend; floating-point
+//! failures are [`Error::Numerical`]. Nothing panics on user input.
+//!
+//! ```
+//! use spantree_core::{Graph, Model, Rooting};
+//! use spantree_faer::LogF64;
+//!
+//! let ninf = f64::NEG_INFINITY;
+//! // Scores of arcs h → m; row 0 is the root, column 0 and the diagonal do not exist.
+//! let scores = [
+//!     [ninf, 1.0, -2.0, 0.5],
+//!     [ninf, ninf, 3.0, 0.0],
+//!     [ninf, 0.2, ninf, 1.5],
+//!     [ninf, -1.0, 0.7, ninf],
+//! ];
+//! let graph = Graph::from_scores(&scores)?;
+//! let model = Model::new(LogF64, &graph, Rooting::Single)?;
+//! let log_z = model.log_partition()?;
+//! let mu = model.marginals()?;
+//! // Exactly one word attaches to the root.
+//! let root_mass: f64 = (1..=3).map(|m| mu[(0, m)]).sum();
+//! assert!((root_mass - 1.0).abs() < 1e-12 && log_z.is_finite());
+//! # Ok::<(), spantree_core::Error>(())
+//! ```
+
+pub mod backend;
+pub mod error;
+pub mod graph;
+pub mod laplacian;
+pub mod matrix;
+pub mod model;
+pub mod scalar;
+
+pub use backend::{Factorization, MatrixBackend};
+pub use error::{ArcRef, Error, NoTree, Numerical, Result};
+pub use graph::{Graph, Potentials, Rooting};
+pub use matrix::Matrix;
+pub use model::{log_partition, marginals, Model};
+pub use scalar::{log_sum_exp, Scalar, Sign};

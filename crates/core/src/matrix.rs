@@ -1,0 +1,111 @@
+//! A plain dense row-major matrix: the currency between the core and the
+//! backends, so that no engine type appears in the core's signatures.
+
+use std::ops::{Index, IndexMut};
+
+use crate::Scalar;
+
+/// A dense `rows × cols` matrix stored row by row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix<S> {
+    rows: usize,
+    cols: usize,
+    data: Vec<S>,
+}
+
+impl<S> Matrix<S> {
+    /// A matrix from its entries, row by row.
+    ///
+    /// # Panics
+    /// If `data.len() != rows * cols` (a programming error, not user input).
+    pub fn from_row_major(rows: usize, cols: usize, data: Vec<S>) -> Self {
+        assert_eq!(data.len(), rows * cols, "matrix data has the wrong length");
+        Matrix { rows, cols, data }
+    }
+
+    /// A matrix whose entry `(i, j)` is `f(i, j)`.
+    pub fn from_fn(rows: usize, cols: usize, mut f: impl FnMut(usize, usize) -> S) -> Self {
+        let mut data = Vec::with_capacity(rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                data.push(f(i, j));
+            }
+        }
+        Matrix { rows, cols, data }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The entries, row by row.
+    pub fn as_slice(&self) -> &[S] {
+        &self.data
+    }
+
+    /// The entries, row by row, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [S] {
+        &mut self.data
+    }
+
+    /// The entries, row by row, by value.
+    pub fn into_vec(self) -> Vec<S> {
+        self.data
+    }
+
+    /// Row `i` as a slice.
+    pub fn row(&self, i: usize) -> &[S] {
+        &self.data[i * self.cols..(i + 1) * self.cols]
+    }
+
+    /// Applies `f` to every entry.
+    pub fn map<T>(&self, f: impl FnMut(&S) -> T) -> Matrix<T> {
+        Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(f).collect(),
+        }
+    }
+}
+
+impl<S: Scalar> Matrix<S> {
+    /// The `rows × cols` zero matrix.
+    pub fn zeros(rows: usize, cols: usize) -> Self {
+        Matrix {
+            rows,
+            cols,
+            data: vec![S::zero(); rows * cols],
+        }
+    }
+
+    /// The `n × n` identity.
+    pub fn identity(n: usize) -> Self {
+        Matrix::from_fn(n, n, |i, j| if i == j { S::one() } else { S::zero() })
+    }
+
+    /// The transpose.
+    pub fn transpose(&self) -> Self {
+        Matrix::from_fn(self.cols, self.rows, |i, j| self[(j, i)].clone())
+    }
+}
+
+impl<S> Index<(usize, usize)> for Matrix<S> {
+    type Output = S;
+    fn index(&self, (i, j): (usize, usize)) -> &S {
+        debug_assert!(i < self.rows && j < self.cols);
+        &self.data[i * self.cols + j]
+    }
+}
+
+impl<S> IndexMut<(usize, usize)> for Matrix<S> {
+    fn index_mut(&mut self, (i, j): (usize, usize)) -> &mut S {
+        debug_assert!(i < self.rows && j < self.cols);
+        &mut self.data[i * self.cols + j]
+    }
+}
