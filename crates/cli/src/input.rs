@@ -1,0 +1,517 @@
+//! One input line: JSON to a validated [`Graph`].
+//!
+//! The matrix is read cell by cell with visitors that know their position,
+//! so that even a JSON type error names the arc (`arc 2 → 3`).
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+use spantree_core::{ArcRef, Error, Graph, NoTree, Numerical, Scalar};
+
+use crate::engine::Engine;
+
+/// Why a line produced no result: a stable snake_case `kind` and a message
+/// that names the offending arc where there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    /// Stable machine-readable name: `"parse"`, `"shape"`, `"negative_weight"`, …
+    pub kind: &'static str,
+    /// A sentence for a person.
+    pub message: String,
+}
+
+impl LineError {
+    /// A line that is not valid JSON or not of the expected form.
+    pub fn parse(message: impl Into<String>) -> Self {
+        LineError {
+            kind: "parse",
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl From<Error> for LineError {
+    fn from(e: Error) -> Self {
+        let kind = match &e {
+            Error::Empty => "empty",
+            Error::Shape { .. } => "shape",
+            Error::NoLabels => "no_labels",
+            Error::LabelCount { .. } => "label_count",
+            Error::NotANumber { .. } => "not_a_number",
+            Error::Infinite { .. } => "infinite",
+            Error::NegativeWeight { .. } => "negative_weight",
+            Error::NonexistentArc { .. } => "nonexistent_arc",
+            Error::Overflow { .. } => "overflow",
+            Error::NoSpanningTree(_) => "no_spanning_tree",
+            Error::Numerical(_) => "numerical",
+            _ => "other",
+        };
+        LineError {
+            kind,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<NoTree> for LineError {
+    fn from(e: NoTree) -> Self {
+        Error::NoSpanningTree(e).into()
+    }
+}
+
+impl From<Numerical> for LineError {
+    fn from(e: Numerical) -> Self {
+        Error::Numerical(e).into()
+    }
+}
+
+/// One value of the input matrix, before it is known to be a score or a weight.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// `null`: a forbidden arc (or label).
+    Null,
+    /// A JSON number.
+    Number(f64),
+    /// A JSON string: a rational weight on the exact backend.
+    Text(String),
+}
+
+/// One cell `[h][m]` of the input matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// An unlabeled value.
+    One(Entry),
+    /// One value per label.
+    Labels(Vec<Entry>),
+}
+
+/// The matrix of a `"scores"` or `"weights"` field, rows as given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawMatrix(pub Vec<Vec<Cell>>);
+
+/// One input line as read, before validation.
+#[derive(Debug, Default, Deserialize)]
+pub struct RawLine {
+    /// The `"id"`, any JSON value (checked in [`RawLine::id`]).
+    #[serde(default)]
+    pub id: Option<Value>,
+    /// Log-potentials.
+    #[serde(default)]
+    pub scores: Option<RawMatrix>,
+    /// Non-negative weights.
+    #[serde(default)]
+    pub weights: Option<RawMatrix>,
+}
+
+/// Just the id of a line whose body could not be read: error records keep it.
+#[derive(Deserialize)]
+struct IdOnly {
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+impl RawLine {
+    /// Parses one line of JSON.
+    ///
+    /// # Errors
+    /// A `"parse"` error with serde's message and the column, and the id if
+    /// the line is an object with a readable `"id"`.
+    pub fn parse(bytes: &[u8]) -> Result<RawLine, (Value, LineError)> {
+        // serde would also accept a struct written as an array: refuse that here.
+        if bytes.trim_ascii_start().first() != Some(&b'{') {
+            return Err((
+                Value::Null,
+                LineError::parse("a line must be a JSON object ({\"id\": …, \"scores\": …})"),
+            ));
+        }
+        serde_json::from_slice::<RawLine>(bytes).map_err(|e| {
+            let id = serde_json::from_slice::<IdOnly>(bytes)
+                .ok()
+                .and_then(|x| x.id)
+                .filter(valid_id)
+                .unwrap_or(Value::Null);
+            (id, LineError::parse(json_message(&e)))
+        })
+    }
+
+    /// The id to echo: a string or a number, `null` when absent.
+    ///
+    /// # Errors
+    /// A `"parse"` error for any other JSON type.
+    pub fn id(&self) -> Result<Value, LineError> {
+        match &self.id {
+            None => Ok(Value::Null),
+            Some(v) if valid_id(v) => Ok(v.clone()),
+            Some(_) => Err(LineError::parse("\"id\" must be a string or a number")),
+        }
+    }
+}
+
+fn valid_id(v: &Value) -> bool {
+    matches!(v, Value::Null | Value::String(_) | Value::Number(_))
+}
+
+/// serde_json's message with "at line 1 column c" turned into "at column c":
+/// a line of input is always line 1 to serde_json.
+fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let head = text.strip_suffix(&suffix).unwrap_or(&text);
+    let what = match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "invalid JSON: ",
+        _ => "",
+    };
+    if e.column() == 0 {
+        format!("{what}{head}")
+    } else {
+        format!("{what}{head} (at column {})", e.column())
+    }
+}
+
+// ---------------------------------------------------------------- reading
+
+impl<'de> Deserialize<'de> for RawMatrix {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(MatrixVisitor)
+    }
+}
+
+struct MatrixVisitor;
+
+impl<'de> Visitor<'de> for MatrixVisitor {
+    type Value = RawMatrix;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an (n+1)×(n+1) matrix (an array of rows)")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawMatrix, A::Error> {
+        let mut rows = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(row) = seq.next_element_seed(RowSeed { head: rows.len() })? {
+            rows.push(row);
+        }
+        Ok(RawMatrix(rows))
+    }
+}
+
+struct RowSeed {
+    head: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for RowSeed {
+    type Value = Vec<Cell>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Cell>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RowSeed {
+    type Value = Vec<Cell>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "row {} as an array", self.head)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Cell>, A::Error> {
+        // Rows of a well-formed matrix are all as long as the first one.
+        let mut cells = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(cell) = seq.next_element_seed(CellSeed {
+            head: self.head,
+            dependent: cells.len(),
+            label: None,
+        })? {
+            cells.push(cell);
+        }
+        Ok(cells)
+    }
+}
+
+/// Reads one cell, or (with `label` set) one label value inside a cell.
+#[derive(Clone, Copy)]
+struct CellSeed {
+    head: usize,
+    dependent: usize,
+    label: Option<usize>,
+}
+
+impl CellSeed {
+    fn arc(self) -> ArcRef {
+        ArcRef {
+            head: self.head,
+            dependent: self.dependent,
+            label: self.label,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for CellSeed {
+    type Value = Cell;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cell, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CellSeed {
+    type Value = Cell;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.label.is_some() {
+            write!(f, "a number, null or a string for {}", self.arc())
+        } else {
+            write!(
+                f,
+                "a number, null, a string or an array of those (one per label) for {}",
+                self.arc()
+            )
+        }
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Null))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Number(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Number(v as f64)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Number(v as f64)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Text(v.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Cell, E> {
+        Ok(Cell::One(Entry::Text(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cell, A::Error> {
+        if self.label.is_some() {
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &self));
+        }
+        let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        loop {
+            let seed = CellSeed {
+                label: Some(values.len()),
+                ..self
+            };
+            match seq.next_element_seed(seed)? {
+                Some(Cell::One(e)) => values.push(e),
+                // A label seed never yields an array: `visit_seq` refuses it above.
+                Some(Cell::Labels(_)) => {
+                    return Err(de::Error::invalid_type(de::Unexpected::Seq, &seed))
+                }
+                None => break,
+            }
+        }
+        Ok(Cell::Labels(values))
+    }
+}
+
+// ------------------------------------------------------------- validation
+
+/// A validated graph of one line: scores stay `f64` (the backend converts
+/// them through `exp`); weights are read straight into the backend's scalar,
+/// so that rational strings are exact.
+#[derive(Debug)]
+pub enum LineGraph<S> {
+    /// From `"scores"`.
+    Scores(Graph<f64>),
+    /// From `"weights"`.
+    Weights(Graph<S>),
+}
+
+impl<S: Scalar> LineGraph<S> {
+    /// The number of words.
+    pub fn n(&self) -> usize {
+        match self {
+            LineGraph::Scores(g) => g.n(),
+            LineGraph::Weights(g) => g.n(),
+        }
+    }
+
+    /// Whether the input gave one value per label.
+    pub fn is_labeled(&self) -> bool {
+        match self {
+            LineGraph::Scores(g) => g.is_labeled(),
+            LineGraph::Weights(g) => g.is_labeled(),
+        }
+    }
+}
+
+/// Validates a parsed line into a graph for backend `E`.
+///
+/// # Errors
+/// `"parse"` when neither or both of `"scores"` and `"weights"` are given or
+/// a value has the wrong type; otherwise the kind of the [`Error`] that
+/// [`Graph`] validation raised, with its message naming the arc.
+pub fn build_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
+    match (&line.scores, &line.weights) {
+        (Some(m), None) => {
+            let read = |e: &Entry, arc: ArcRef| match e {
+                Entry::Null => Ok(f64::NEG_INFINITY),
+                Entry::Number(x) => Ok(*x),
+                Entry::Text(t) => Err(LineError::parse(format!(
+                    "score of {arc} is a string ({t:?}); scores are numbers or null"
+                ))),
+            };
+            let forbidden = |x: &f64| *x == f64::NEG_INFINITY;
+            Ok(match tabulate(&m.0, read, forbidden, f64::NEG_INFINITY)? {
+                Table::Plain(rows) => LineGraph::Scores(Graph::from_scores(&rows)?),
+                Table::Labeled(rows) => LineGraph::Scores(Graph::from_labeled_scores(&rows)?),
+            })
+        }
+        (None, Some(m)) => {
+            let read = |e: &Entry, arc: ArcRef| match e {
+                Entry::Null => Ok(E::Scalar::zero()),
+                Entry::Number(x) => Ok(E::Scalar::from_f64(*x)),
+                Entry::Text(t) => E::weight_from_str(t)
+                    .map_err(|why| LineError::parse(format!("weight of {arc} {why}"))),
+            };
+            let forbidden = |x: &E::Scalar| x.is_zero();
+            Ok(match tabulate(&m.0, read, forbidden, E::Scalar::zero())? {
+                Table::Plain(rows) => LineGraph::Weights(Graph::from_weights(&rows)?),
+                Table::Labeled(rows) => LineGraph::Weights(Graph::from_labeled_weights(&rows)?),
+            })
+        }
+        (Some(_), Some(_)) => Err(LineError::parse(
+            "give either \"scores\" or \"weights\", not both",
+        )),
+        (None, None) => Err(LineError::parse(
+            "missing \"scores\" or \"weights\" (an (n+1)×(n+1) matrix)",
+        )),
+    }
+}
+
+enum Table<W> {
+    Plain(Vec<Vec<W>>),
+    Labeled(Vec<Vec<Vec<W>>>),
+}
+
+/// Converts the cells, checks the shape, and turns the cells that are not
+/// arcs (column 0, the diagonal) into `forbidden` when they hold `null` or
+/// `0`. Everything else (signs, NaN, label counts) is left to [`Graph`].
+fn tabulate<W: Clone>(
+    rows: &[Vec<Cell>],
+    read: impl Fn(&Entry, ArcRef) -> Result<W, LineError>,
+    is_forbidden: impl Fn(&W) -> bool,
+    forbidden: W,
+) -> Result<Table<W>, LineError> {
+    let size = rows.len();
+    if size <= 1 {
+        return Err(Error::Empty.into());
+    }
+    for (row, cells) in rows.iter().enumerate() {
+        if cells.len() != size {
+            return Err(Error::Shape {
+                row,
+                found: cells.len(),
+                expected: size,
+            }
+            .into());
+        }
+    }
+    let arc = |head, dependent, label| ArcRef {
+        head,
+        dependent,
+        label,
+    };
+    // A non-arc may hold null or 0 (any type of zero); report anything else.
+    let ignorable = |e: &Entry, a: ArcRef| -> Result<(), LineError> {
+        let ok = match e {
+            Entry::Null => true,
+            Entry::Number(x) => *x == 0.0,
+            Entry::Text(_) => read(e, a).map(|w| is_forbidden(&w)).unwrap_or(false),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(LineError {
+                kind: "nonexistent_arc",
+                message: format!(
+                    "{a} does not exist (self-loop or arc into the root): its entry must be null or 0, found {}",
+                    show(e)
+                ),
+            })
+        }
+    };
+    let labels = rows.iter().flatten().find_map(|c| match c {
+        Cell::Labels(v) => Some(v.len()),
+        Cell::One(_) => None,
+    });
+    let Some(labels) = labels else {
+        let mut out = Vec::with_capacity(size);
+        for (h, cells) in rows.iter().enumerate() {
+            let mut row = Vec::with_capacity(size);
+            for (m, cell) in cells.iter().enumerate() {
+                let a = arc(h, m, None);
+                // `labels` is None: no cell is an array.
+                let Cell::One(e) = cell else {
+                    return Err(Error::NoLabels.into());
+                };
+                if m == 0 || m == h {
+                    ignorable(e, a)?;
+                    row.push(forbidden.clone());
+                } else {
+                    row.push(read(e, a)?);
+                }
+            }
+            out.push(row);
+        }
+        return Ok(Table::Plain(out));
+    };
+    if labels == 0 {
+        return Err(Error::NoLabels.into());
+    }
+    let mut out = Vec::with_capacity(size);
+    for (h, cells) in rows.iter().enumerate() {
+        let mut row = Vec::with_capacity(size);
+        for (m, cell) in cells.iter().enumerate() {
+            let exists = m != 0 && m != h;
+            let values = match cell {
+                Cell::One(e) if !exists => {
+                    ignorable(e, arc(h, m, None))?;
+                    vec![forbidden.clone(); labels]
+                }
+                Cell::Labels(v) if !exists => {
+                    for (l, e) in v.iter().enumerate() {
+                        ignorable(e, arc(h, m, Some(l)))?;
+                    }
+                    vec![forbidden.clone(); labels]
+                }
+                // A single null (or zero weight) forbids every label of the arc.
+                Cell::One(e) => {
+                    if !is_forbidden(&read(e, arc(h, m, None))?) {
+                        return Err(Error::LabelCount {
+                            arc: arc(h, m, None),
+                            found: 1,
+                            expected: labels,
+                        }
+                        .into());
+                    }
+                    vec![forbidden.clone(); labels]
+                }
+                Cell::Labels(v) => v
+                    .iter()
+                    .enumerate()
+                    .map(|(l, e)| read(e, arc(h, m, Some(l))))
+                    .collect::<Result<Vec<W>, _>>()?,
+            };
+            row.push(values);
+        }
+        out.push(row);
+    }
+    Ok(Table::Labeled(out))
+}
+
+fn show(e: &Entry) -> String {
+    match e {
+        Entry::Null => "null".to_owned(),
+        Entry::Number(x) => x.to_string(),
+        Entry::Text(t) => format!("{t:?}"),
+    }
+}
