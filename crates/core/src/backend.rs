@@ -25,6 +25,15 @@ pub trait MatrixBackend: Clone + Send + Sync {
     /// A short name for reports (`"f64"`, `"log"`, `"exact"`, …).
     fn name(&self) -> &'static str;
 
+    /// The weight `e^θ` of a finite score in the backend's own precision, for
+    /// backends more precise than `f64` (high-precision floats); `None`, the
+    /// default, lets the core use `from_f64(θ.exp())`. Only consulted by
+    /// unstabilised backends.
+    fn weight_from_score(&self, score: f64) -> Option<Self::Scalar> {
+        let _ = score;
+        None
+    }
+
     /// Factorises a square matrix, `O(n³)`.
     fn factorize(&self, matrix: Matrix<Self::Scalar>) -> Self::Factorization;
 }

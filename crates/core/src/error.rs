@@ -167,6 +167,51 @@ pub enum Error {
         /// The score (log-weight).
         score: f64,
     },
+    /// An arc named in features, a reference tree or a seed is not an arc of
+    /// the graph (a node beyond `n`, a self-loop, an arc into the root, or a
+    /// label beyond the label count).
+    #[error("{arc} is not an arc of this graph of {n} words")]
+    NoSuchArc {
+        /// The arc as given.
+        arc: ArcRef,
+        /// The number of words of the graph.
+        n: usize,
+    },
+    /// A feature index is not below the declared dimension.
+    #[error("feature {index} of {arc} is out of range (dimension {dim})")]
+    FeatureIndex {
+        /// The arc the feature was given for.
+        arc: ArcRef,
+        /// The index given.
+        index: usize,
+        /// The declared dimension.
+        dim: usize,
+    },
+    /// Two inputs that must agree in size do not (a second graph, targets
+    /// against features, a reference tree against the sentence length).
+    #[error("{what}: expected {expected}, found {found}")]
+    Mismatch {
+        /// What disagrees.
+        what: &'static str,
+        /// The size required.
+        expected: usize,
+        /// The size given.
+        found: usize,
+    },
+    /// A parameter is outside its domain (a Rényi order `α < 0` or NaN, …).
+    #[error("{what} must be {domain}, got {value}")]
+    Parameter {
+        /// The parameter.
+        what: &'static str,
+        /// Its domain, in words.
+        domain: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// The quantity needs what this model does not keep (the `f64` graph of
+    /// [`Model::new`](crate::Model::new) for zeroth-order quantities).
+    #[error("{0} is not available for this model")]
+    Unsupported(&'static str),
     /// The graph has no spanning tree: `Z = 0`, so probabilities are undefined.
     #[error("no spanning tree: {0}")]
     NoSpanningTree(NoTree),

@@ -92,7 +92,10 @@ impl<W: Scalar> Graph<W> {
     /// ```
     pub fn from_weights<R: AsRef<[W]>>(rows: &[R]) -> Result<Self> {
         let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
-        let values = rows.iter().flat_map(|r| r.as_ref().iter().cloned()).collect();
+        let values = rows
+            .iter()
+            .flat_map(|r| r.as_ref().iter().cloned())
+            .collect();
         Self::validated(n, 1, false, Potentials::Weights, values)
     }
 
@@ -350,7 +353,10 @@ impl Graph<f64> {
     /// ```
     pub fn from_scores<R: AsRef<[f64]>>(rows: &[R]) -> Result<Self> {
         let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
-        let values = rows.iter().flat_map(|r| r.as_ref().iter().copied()).collect();
+        let values = rows
+            .iter()
+            .flat_map(|r| r.as_ref().iter().copied())
+            .collect();
         Self::validated(n, 1, false, Potentials::Scores, values)
     }
 
@@ -361,6 +367,39 @@ impl Graph<f64> {
     pub fn from_labeled_scores<C: AsRef<[f64]>, R: AsRef<[C]>>(rows: &[R]) -> Result<Self> {
         let (n, labels, values) = flatten_labeled(rows)?;
         Self::validated(n, labels, true, Potentials::Scores, values)
+    }
+}
+
+impl Graph<f64> {
+    /// The graph of the weights raised to the power `α ≥ 0`, as scores
+    /// `α θ` (labels kept): `Z` of it is `Σ_d w(d)^α`. For `α = 0` every
+    /// allowed arc gets weight `1` and forbidden ones stay forbidden, so `Z`
+    /// counts the trees of the support. `O(|labels| n²)`.
+    pub fn powered(&self, alpha: f64) -> Graph<f64> {
+        let n = self.n;
+        let mut values = Vec::with_capacity(self.values.len());
+        for h in 0..=n {
+            for m in 0..=n {
+                for &v in self.values(h, m) {
+                    let log_w = match self.potentials {
+                        Potentials::Scores => v,
+                        Potentials::Weights => v.ln(),
+                    };
+                    values.push(if !exists(h, m) || log_w == f64::NEG_INFINITY {
+                        f64::NEG_INFINITY
+                    } else {
+                        alpha * log_w
+                    });
+                }
+            }
+        }
+        Graph {
+            n,
+            labels: self.labels,
+            labeled: self.labeled,
+            potentials: Potentials::Scores,
+            values,
+        }
     }
 }
 

@@ -51,7 +51,10 @@
 
 pub mod backend;
 pub mod error;
+pub mod expectation;
+pub mod gradient;
 pub mod graph;
+pub mod information;
 pub mod laplacian;
 pub mod matrix;
 pub mod model;
@@ -59,7 +62,9 @@ pub mod scalar;
 
 pub use backend::{Factorization, MatrixBackend};
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
+pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
+pub use information::{Divergence, GradientPair};
 pub use matrix::Matrix;
 pub use model::{log_partition, marginals, Model};
-pub use scalar::{log_sum_exp, Scalar, Sign};
+pub use scalar::{log_sum_exp, Scalar, Sign, Transcendental};

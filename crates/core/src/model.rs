@@ -24,11 +24,14 @@ pub struct Model<B: MatrixBackend> {
     rooting: Rooting,
     weights: Matrix<B::Scalar>,
     shift: Vec<f64>,
-    ln_scale: f64,
+    pub(crate) ln_scale: f64,
     labels: Option<(usize, Vec<B::Scalar>)>,
-    tree: std::result::Result<(), NoTree>,
+    pub(crate) tree: std::result::Result<(), NoTree>,
     factorization: B::Factorization,
     inverse: OnceLock<std::result::Result<Matrix<B::Scalar>, Numerical>>,
+    /// The `f64` graph, kept for zeroth-order quantities that need the
+    /// Laplacian of transformed weights (Rényi entropy, `ℓ_p` norms).
+    source: Option<Graph<f64>>,
 }
 
 impl<B: MatrixBackend> Model<B> {
@@ -49,7 +52,9 @@ impl<B: MatrixBackend> Model<B> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn new(backend: B, graph: &Graph<f64>, rooting: Rooting) -> Result<Self> {
-        Self::build(backend, graph, rooting, |&w| B::Scalar::from_f64(w))
+        let mut model = Self::build(backend, graph, rooting, |&w| B::Scalar::from_f64(w))?;
+        model.source = Some(graph.clone());
+        Ok(model)
     }
 
     /// As [`Model::new`], for a graph whose weights are already in the
@@ -58,7 +63,11 @@ impl<B: MatrixBackend> Model<B> {
     ///
     /// # Errors
     /// As [`Model::new`].
-    pub fn from_scalar_graph(backend: B, graph: &Graph<B::Scalar>, rooting: Rooting) -> Result<Self> {
+    pub fn from_scalar_graph(
+        backend: B,
+        graph: &Graph<B::Scalar>,
+        rooting: Rooting,
+    ) -> Result<Self> {
         Self::build(backend, graph, rooting, Clone::clone)
     }
 
@@ -97,25 +106,27 @@ impl<B: MatrixBackend> Model<B> {
                     }
                     Potentials::Scores => {
                         let lw = graph.log_weight(h, m);
-                        let w = lw.exp();
-                        if !w.is_finite() {
-                            return Err(Error::Overflow {
-                                arc: ArcRef {
-                                    head: h,
-                                    dependent: m,
-                                    label: None,
-                                },
-                                score: lw,
-                            });
+                        match weight_from_scores(&backend, graph.values(h, m)) {
+                            Some(w) => w,
+                            None if lw.exp().is_finite() => B::Scalar::from_f64(lw.exp()),
+                            None => {
+                                return Err(Error::Overflow {
+                                    arc: ArcRef {
+                                        head: h,
+                                        dependent: m,
+                                        label: None,
+                                    },
+                                    score: lw,
+                                })
+                            }
                         }
-                        B::Scalar::from_f64(w)
                     }
                 };
             }
         }
         let labels = graph
             .is_labeled()
-            .then(|| (graph.labels(), label_shares(graph, &convert)));
+            .then(|| (graph.labels(), label_shares(&backend, graph, &convert)));
         let factorization = backend.factorize(laplacian(&weights, rooting));
         Ok(Model {
             backend,
@@ -127,6 +138,7 @@ impl<B: MatrixBackend> Model<B> {
             tree: graph.spanning_tree(rooting),
             factorization,
             inverse: OnceLock::new(),
+            source: None,
         })
     }
 
@@ -155,6 +167,17 @@ impl<B: MatrixBackend> Model<B> {
     /// The shifts `c_m` (index `0` unused and `0`); all zero on unstabilised backends.
     pub fn column_shift(&self) -> &[f64] {
         &self.shift
+    }
+
+    /// The `f64` graph the model was built from ([`Model::new`] only).
+    pub fn graph(&self) -> Option<&Graph<f64>> {
+        self.source.as_ref()
+    }
+
+    /// The label count and the shares `w(h → m, ℓ) / Σ_ℓ' w(h → m, ℓ')`,
+    /// `[h][m][ℓ]` row-major, for labeled graphs.
+    pub fn label_shares(&self) -> Option<(usize, &[B::Scalar])> {
+        self.labels.as_ref().map(|(k, s)| (*k, s.as_slice()))
     }
 
     /// The factorisation of the Laplacian.
@@ -315,8 +338,25 @@ impl<B: MatrixBackend> Model<B> {
     }
 }
 
+/// `Σ_ℓ e^{θ_ℓ}` in the backend's own precision, where it has one.
+fn weight_from_scores<B: MatrixBackend, W: Scalar>(backend: &B, scores: &[W]) -> Option<B::Scalar> {
+    let mut total = B::Scalar::zero();
+    for s in scores {
+        let s = s.to_f64();
+        if s > f64::NEG_INFINITY {
+            total += backend.weight_from_score(s)?;
+        }
+    }
+    Some(total)
+}
+
 /// `w(h → m, ℓ) / Σ_ℓ' w(h → m, ℓ')`, `[h][m][ℓ]`; `0` for forbidden arcs.
-fn label_shares<W: Scalar, S: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Vec<S> {
+fn label_shares<B: MatrixBackend, W: Scalar>(
+    backend: &B,
+    graph: &Graph<W>,
+    convert: impl Fn(&W) -> B::Scalar,
+) -> Vec<B::Scalar> {
+    type S<B> = <B as MatrixBackend>::Scalar;
     let n = graph.n();
     let mut shares = Vec::with_capacity((n + 1) * (n + 1) * graph.labels());
     for h in 0..=n {
@@ -324,26 +364,39 @@ fn label_shares<W: Scalar, S: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> 
             let allowed = graph.is_allowed(h, m);
             let vals = graph.values(h, m);
             match graph.potentials() {
-                _ if !allowed => shares.extend(vals.iter().map(|_| S::zero())),
+                _ if !allowed => shares.extend(vals.iter().map(|_| S::<B>::zero())),
+                Potentials::Scores if backend.weight_from_score(0.0).is_some() => {
+                    let ws: Vec<S<B>> = vals
+                        .iter()
+                        .map(|v| {
+                            weight_from_scores(backend, std::slice::from_ref(v))
+                                .unwrap_or_else(S::<B>::zero)
+                        })
+                        .collect();
+                    push_shares(&mut shares, ws);
+                }
                 Potentials::Scores => {
                     let total = graph.log_weight(h, m);
                     shares.extend(
                         vals.iter()
-                            .map(|v| S::from_f64((v.to_f64() - total).exp())),
+                            .map(|v| S::<B>::from_f64((v.to_f64() - total).exp())),
                     );
                 }
                 Potentials::Weights => {
-                    let ws: Vec<S> = vals.iter().map(&convert).collect();
-                    let mut total = S::zero();
-                    for w in &ws {
-                        total += w;
-                    }
-                    shares.extend(ws.into_iter().map(|w| w / total.clone()));
+                    push_shares(&mut shares, vals.iter().map(&convert).collect())
                 }
             }
         }
     }
     shares
+}
+
+fn push_shares<S: Scalar>(shares: &mut Vec<S>, weights: Vec<S>) {
+    let mut total = S::zero();
+    for w in &weights {
+        total += w;
+    }
+    shares.extend(weights.into_iter().map(|w| w / total.clone()));
 }
 
 /// `ln Z` of a graph in one call; see [`Model::log_partition`]. `O(n³)`.

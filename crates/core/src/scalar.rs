@@ -116,13 +116,36 @@ impl Scalar for f64 {
     }
 }
 
+/// A scalar with a natural logarithm and an exponential: what entropy-type
+/// quantities need. `f64`, complex and high-precision floats have it; exact
+/// rationals do not (logarithms are not rational).
+pub trait Transcendental: Scalar {
+    /// The natural logarithm (principal branch for complex numbers).
+    fn ln(&self) -> Self;
+    /// The exponential.
+    fn exp(&self) -> Self;
+}
+
+impl Transcendental for f64 {
+    fn ln(&self) -> Self {
+        f64::ln(*self)
+    }
+    fn exp(&self) -> Self {
+        f64::exp(*self)
+    }
+}
+
 /// `ln(e^a + e^b + …)` of `f64`s without overflow; `-∞` for an empty or all `-∞` input.
 pub fn log_sum_exp(values: impl IntoIterator<Item = f64> + Clone) -> f64 {
     let max = values.clone().into_iter().fold(f64::NEG_INFINITY, f64::max);
     if max == f64::NEG_INFINITY || !max.is_finite() {
         return max;
     }
-    max + values.into_iter().map(|v| (v - max).exp()).sum::<f64>().ln()
+    max + values
+        .into_iter()
+        .map(|v| (v - max).exp())
+        .sum::<f64>()
+        .ln()
 }
 
 #[cfg(test)]

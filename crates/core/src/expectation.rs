@@ -1,0 +1,252 @@
+//! First-order expectations of additively decomposable functions
+//! (Zmigrod, Vieira & Cotterell 2021, "T1"; DESIGN.md §1.3), and the
+//! reverse-mode gradient of any function of the (label) marginals.
+
+use crate::backend::MatrixBackend;
+use crate::error::{ArcRef, Error, Result};
+use crate::matrix::Matrix;
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+/// An additively decomposable function `r(d) = Σ_{e ∈ d} r_e ∈ S^dim`, stored
+/// sparse: only arcs (or labeled arcs) with non-zero values are listed, each
+/// with its non-zero coordinates.
+///
+/// An entry whose [`ArcRef::label`] is `None` applies to the arc whatever its
+/// label; `Some(ℓ)` applies to label `ℓ` only (labeled graphs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArcFeatures<S> {
+    dim: usize,
+    entries: Vec<(ArcRef, Vec<(usize, S)>)>,
+}
+
+impl<S: Scalar> ArcFeatures<S> {
+    /// No features yet, of dimension `dim`.
+    pub fn new(dim: usize) -> Self {
+        ArcFeatures {
+            dim,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Adds `r_e` for one arc as `(coordinate, value)` pairs.
+    ///
+    /// # Errors
+    /// [`Error::FeatureIndex`] for a coordinate `≥ dim`. (Whether the arc
+    /// exists is checked against the graph when the features are used.)
+    pub fn push(&mut self, arc: ArcRef, values: Vec<(usize, S)>) -> Result<()> {
+        if let Some(&(index, _)) = values.iter().find(|(i, _)| *i >= self.dim) {
+            return Err(Error::FeatureIndex {
+                arc,
+                index,
+                dim: self.dim,
+            });
+        }
+        self.entries.push((arc, values));
+        Ok(())
+    }
+
+    /// The dimension `R`.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The entries, as pushed.
+    pub fn entries(&self) -> &[(ArcRef, Vec<(usize, S)>)] {
+        &self.entries
+    }
+
+    /// The number of stored non-zeros `R'`-style: `Σ_e |r_e|`.
+    pub fn nonzeros(&self) -> usize {
+        self.entries.iter().map(|(_, v)| v.len()).sum()
+    }
+
+    /// The same features in another number type.
+    pub fn map<T: Scalar>(&self, mut f: impl FnMut(&S) -> T) -> ArcFeatures<T> {
+        ArcFeatures {
+            dim: self.dim,
+            entries: self
+                .entries
+                .iter()
+                .map(|(a, v)| (*a, v.iter().map(|(i, x)| (*i, f(x))).collect()))
+                .collect(),
+        }
+    }
+}
+
+impl<B: MatrixBackend> Model<B> {
+    /// Checks that `arc` is an arc (and label) of this graph.
+    pub(crate) fn check_arc(&self, arc: ArcRef) -> Result<()> {
+        let n = self.n();
+        let labels = self.label_shares().map_or(1, |(k, _)| k);
+        let ok = arc.head <= n
+            && (1..=n).contains(&arc.dependent)
+            && arc.head != arc.dependent
+            && arc.label.is_none_or(|l| l < labels);
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::NoSuchArc { arc, n })
+        }
+    }
+
+    /// The share of label `ℓ` in arc `h → m` (`1` for unlabeled graphs or
+    /// `label = None`).
+    pub(crate) fn share(&self, arc: ArcRef) -> B::Scalar {
+        match (arc.label, self.label_shares()) {
+            (Some(l), Some((k, shares))) => {
+                shares[(arc.head * (self.n() + 1) + arc.dependent) * k + l].clone()
+            }
+            _ => B::Scalar::one(),
+        }
+    }
+
+    /// `E[r] = Σ_e μ_e r_e` (label marginals for labeled entries), `O(n³)`
+    /// once for the marginals, then `O(R')` for `R'` stored non-zeros.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchArc`] for an entry naming no arc of the graph; otherwise
+    /// as [`Model::marginals`].
+    ///
+    /// ```
+    /// use spantree_core::{expectation::ArcFeatures, ArcRef, Graph, Model, Rooting};
+    /// use spantree_faer::F64;
+    /// let g = Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]])?;
+    /// let model = Model::new(F64, &g, Rooting::Multi)?;
+    /// // r(d) = number of root attachments: E = 2·(2/13) + 1·(3/13) + 1·(8/13).
+    /// let mut r = ArcFeatures::new(1);
+    /// for m in 1..=2 {
+    ///     r.push(ArcRef { head: 0, dependent: m, label: None }, vec![(0, 1.0)])?;
+    /// }
+    /// let e = model.expect_additive(&r)?;
+    /// assert!((e[0] - 15.0 / 13.0).abs() < 1e-12);
+    /// # Ok::<(), spantree_core::Error>(())
+    /// ```
+    pub fn expect_additive(&self, r: &ArcFeatures<B::Scalar>) -> Result<Vec<B::Scalar>> {
+        let mu = self.marginals()?;
+        let mut total = vec![B::Scalar::zero(); r.dim()];
+        for (arc, values) in r.entries() {
+            self.check_arc(*arc)?;
+            let weight = mu[(arc.head, arc.dependent)].clone() * self.share(*arc);
+            if weight.is_zero() {
+                continue;
+            }
+            for (i, v) in values {
+                total[*i] += weight.clone() * v.clone();
+            }
+        }
+        Ok(total)
+    }
+
+    /// The total `r̄ = Σ_d w(d) r(d) = Z · E[r]` ("T1"). On stabilised
+    /// backends `Z` may overflow: prefer [`Model::expect_additive`].
+    ///
+    /// # Errors
+    /// As [`Model::expect_additive`].
+    pub fn total_additive(&self, r: &ArcFeatures<B::Scalar>) -> Result<Vec<B::Scalar>> {
+        let z = self.partition()?;
+        Ok(self
+            .expect_additive(r)?
+            .into_iter()
+            .map(|x| x * z.clone())
+            .collect())
+    }
+
+    /// The seed `ḡ_e = Σ_k a_k r_{e,k}` that reverse mode needs for a function
+    /// whose derivative with respect to `E[r]` is `a`: one `(n+1) × (n+1)`
+    /// matrix per label (one in all for an unlabeled graph). `O(R')`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when `a.len() ≠ dim`; [`Error::NoSuchArc`].
+    pub fn contract_features(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        a: &[B::Scalar],
+    ) -> Result<Vec<Matrix<B::Scalar>>> {
+        if a.len() != r.dim() {
+            return Err(Error::Mismatch {
+                what: "coefficients against feature dimension",
+                expected: r.dim(),
+                found: a.len(),
+            });
+        }
+        let n = self.n();
+        let labels = self.label_shares().map_or(1, |(k, _)| k);
+        let mut seeds = vec![Matrix::zeros(n + 1, n + 1); labels];
+        for (arc, values) in r.entries() {
+            self.check_arc(*arc)?;
+            let mut g = B::Scalar::zero();
+            for (i, v) in values {
+                g += a[*i].clone() * v.clone();
+            }
+            match arc.label {
+                Some(l) if labels > 1 || l == 0 => seeds[l][(arc.head, arc.dependent)] += g,
+                _ => {
+                    for seed in &mut seeds {
+                        seed[(arc.head, arc.dependent)] += &g;
+                    }
+                }
+            }
+        }
+        Ok(seeds)
+    }
+
+    /// The gradient with respect to the scores of a function `F` of the label
+    /// marginals `μ_{eℓ} = μ_e s_{eℓ}`, given `ḡ_{eℓ} = ∂F/∂μ_{eℓ}` as one
+    /// matrix per label (one in all for unlabeled graphs, or to seed the arc
+    /// marginals of a labeled graph). With `ḡ̄_e = Σ_ℓ s_{eℓ} ḡ_{eℓ}` and `v` the
+    /// [`Model::marginals_vjp`] of `ḡ̄`:
+    /// `∂F/∂θ_{eℓ} = s_{eℓ} (v_e + μ_e (ḡ_{eℓ} − ḡ̄_e))`.
+    /// One matrix per label comes back. `O(n³ + |labels| n²)`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for a seed count other than `1` or the label
+    /// count; as [`Model::marginals`].
+    pub fn label_marginals_vjp(
+        &self,
+        seeds: &[Matrix<B::Scalar>],
+    ) -> Result<Vec<Matrix<B::Scalar>>> {
+        let Some((labels, shares)) = self.label_shares() else {
+            if seeds.len() != 1 {
+                return Err(Error::Mismatch {
+                    what: "seeds for an unlabeled graph",
+                    expected: 1,
+                    found: seeds.len(),
+                });
+            }
+            return Ok(vec![self.marginals_vjp(&seeds[0])?]);
+        };
+        if seeds.len() != 1 && seeds.len() != labels {
+            return Err(Error::Mismatch {
+                what: "seeds against labels",
+                expected: labels,
+                found: seeds.len(),
+            });
+        }
+        let cells = (self.n() + 1) * (self.n() + 1);
+        let seed = |c: usize, l: usize| &seeds[if seeds.len() == 1 { 0 } else { l }].as_slice()[c];
+        let mut mean = Matrix::zeros(self.n() + 1, self.n() + 1);
+        for (c, out) in mean.as_mut_slice().iter_mut().enumerate() {
+            for l in 0..labels {
+                *out += shares[c * labels + l].clone() * seed(c, l).clone();
+            }
+        }
+        let v = self.marginals_vjp(&mean)?;
+        let mu = self.marginals()?;
+        let mut grads = vec![Matrix::zeros(self.n() + 1, self.n() + 1); labels];
+        for c in 0..cells {
+            let (vc, mc, gc) = (&v.as_slice()[c], &mu.as_slice()[c], &mean.as_slice()[c]);
+            for (l, grad) in grads.iter_mut().enumerate() {
+                let s = &shares[c * labels + l];
+                if s.is_zero() {
+                    continue;
+                }
+                let mut d = seed(c, l).clone() - gc.clone();
+                d *= mc;
+                d += vc;
+                grad.as_mut_slice()[c] = d * s.clone();
+            }
+        }
+        Ok(grads)
+    }
+}

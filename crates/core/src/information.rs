@@ -1,0 +1,546 @@
+//! Named quantities of a spanning-tree distribution (DESIGN.md §1.3–1.4):
+//! Shannon, cross- and Rényi entropies, KL divergence, `ℓ_k` norms, expected
+//! attachment score and the generalised-expectation (GE) objective, with the
+//! `O(n³)` gradients of every first-order one by hand-written reverse mode
+//! (Zmigrod, Vieira & Cotterell 2021; Li & Eisner 2009; Druck, Mann & McCallum
+//! 2009). Entropies are in nats.
+//!
+//! Gradients are with respect to the scores `θ = ln w` of the model's graph:
+//! one `(n+1) × (n+1)` matrix per label (one in all for unlabeled graphs), in
+//! the layout of the marginals; [`Model::weight_gradient_of`] turns them into
+//! gradients with respect to the weights.
+
+use crate::backend::{Factorization, MatrixBackend};
+use crate::error::{ArcRef, Error, Result};
+use crate::expectation::ArcFeatures;
+use crate::graph::Rooting;
+use crate::matrix::Matrix;
+use crate::model::Model;
+use crate::scalar::{Scalar, Sign, Transcendental};
+
+/// A divergence or cross-entropy: finite, or `+∞` because `p` gives positive
+/// probability to an arc that `q` forbids.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Divergence<S> {
+    /// A finite value.
+    Finite(S),
+    /// `+∞`: `p` puts mass on this arc (or label), which `q` forbids.
+    Infinite {
+        /// The arc.
+        arc: ArcRef,
+    },
+}
+
+impl<S: Scalar> Divergence<S> {
+    /// The value as an `f64` (`+∞` for [`Divergence::Infinite`]).
+    pub fn to_f64(&self) -> f64 {
+        match self {
+            Divergence::Finite(x) => x.to_f64(),
+            Divergence::Infinite { .. } => f64::INFINITY,
+        }
+    }
+
+    /// The finite value, if any.
+    pub fn finite(self) -> Option<S> {
+        match self {
+            Divergence::Finite(x) => Some(x),
+            Divergence::Infinite { .. } => None,
+        }
+    }
+}
+
+impl<B: MatrixBackend> Model<B>
+where
+    B::Scalar: Transcendental,
+{
+    /// `ln det L(w')` of the column-scaled Laplacian in the scalar type, so
+    /// that `ln Z = ln det L(w') + Σ_m c_m`; taken from the determinant itself
+    /// where it is finite and positive (full precision on high-precision
+    /// backends), else from the pivots.
+    fn ln_det_scaled(&self) -> Result<B::Scalar> {
+        let ln_z = self.log_partition()?;
+        self.tree.map_err(Error::NoSpanningTree)?;
+        let det = self.factorization().det();
+        Ok(if det.sign() == Sign::Positive && det.is_finite() {
+            det.ln()
+        } else {
+            B::Scalar::from_f64(ln_z - self.ln_scale)
+        })
+    }
+
+    /// `ln Z` in the scalar type (see [`Model::log_partition`] for `f64`).
+    ///
+    /// # Errors
+    /// [`Error::NoSpanningTree`], [`Error::Numerical`].
+    pub fn log_partition_scalar(&self) -> Result<B::Scalar> {
+        Ok(self.ln_det_scaled()? + B::Scalar::from_f64(self.ln_scale))
+    }
+
+    /// `ln w'_{eℓ}` of the column-scaled label weights, one matrix per label,
+    /// with `None` where the weight is zero.
+    fn scaled_log_weights(&self) -> Vec<Matrix<Option<B::Scalar>>> {
+        let w = self.weights();
+        let (labels, shares) = match self.label_shares() {
+            Some((k, s)) => (k, Some(s)),
+            None => (1, None),
+        };
+        (0..labels)
+            .map(|l| {
+                Matrix::from_fn(w.rows(), w.cols(), |h, m| {
+                    let mut x = w[(h, m)].clone();
+                    if let Some(s) = shares {
+                        x *= &s[(h * w.cols() + m) * labels + l];
+                    }
+                    (!x.is_zero()).then(|| x.ln())
+                })
+            })
+            .collect()
+    }
+
+    /// `Σ_{e,ℓ} μ_{eℓ} a_{eℓ}` over the arcs where `a` is defined.
+    fn contract_label_marginals(
+        &self,
+        a: &[Matrix<Option<B::Scalar>>],
+    ) -> Result<(B::Scalar, Vec<Matrix<B::Scalar>>)> {
+        let mu = self.label_marginals()?;
+        let mut total = B::Scalar::zero();
+        for (ml, al) in mu.iter().zip(a) {
+            for (m, x) in ml.as_slice().iter().zip(al.as_slice()) {
+                if let (Some(x), false) = (x, m.is_zero()) {
+                    total += m.clone() * x.clone();
+                }
+            }
+        }
+        Ok((total, mu))
+    }
+
+    /// Shannon entropy `H(p) = ln Z − Σ_e μ_e ln w_e` over (labeled) trees,
+    /// with `0 ln 0 = 0` for forbidden arcs, computed as
+    /// `ln det L(w') − Σ_e μ_e ln w'_e` so the column shifts cancel exactly.
+    /// `O(n³)`, sharing the factorisation.
+    ///
+    /// # Errors
+    /// As [`Model::marginals`].
+    ///
+    /// ```
+    /// use spantree_core::{Graph, Model, Rooting};
+    /// use spantree_faer::F64;
+    /// // Three trees of weights 2, 3 and 8 out of 13.
+    /// let g = Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]])?;
+    /// let h = Model::new(F64, &g, Rooting::Multi)?.entropy()?;
+    /// let expected: f64 = [2.0, 3.0, 8.0].iter().map(|w: &f64| -(w / 13.0) * (w / 13.0).ln()).sum();
+    /// assert!((h - expected).abs() < 1e-12);
+    /// # Ok::<(), spantree_core::Error>(())
+    /// ```
+    pub fn entropy(&self) -> Result<B::Scalar> {
+        let ln_det = self.ln_det_scaled()?;
+        let (expected_log_weight, _) = self.contract_label_marginals(&self.scaled_log_weights())?;
+        Ok(ln_det - expected_log_weight)
+    }
+
+    /// `∂H/∂θ = −Σ_e θ_e ∂μ_e/∂θ` (the explicit terms `μ − μ` cancel): reverse
+    /// mode seeded with `−ln w'`, `O(n³)`.
+    ///
+    /// # Errors
+    /// As [`Model::marginals`].
+    pub fn grad_entropy(&self) -> Result<Vec<Matrix<B::Scalar>>> {
+        let seeds = seeds_from(&self.scaled_log_weights(), |x| -x.clone());
+        self.label_marginals_vjp(&seeds)
+    }
+
+    fn check_same_graph(&self, q: &Model<B>) -> Result<()> {
+        let labels = |m: &Model<B>| m.label_shares().map_or(1, |(k, _)| k);
+        if q.n() != self.n() {
+            return Err(Error::Mismatch {
+                what: "words of q against p",
+                expected: self.n(),
+                found: q.n(),
+            });
+        }
+        if labels(q) != labels(self) {
+            return Err(Error::Mismatch {
+                what: "labels of q against p",
+                expected: labels(self),
+                found: labels(q),
+            });
+        }
+        if q.rooting() != self.rooting() {
+            return Err(Error::Mismatch {
+                what: "rooting of q against p (0 single, 1 multi)",
+                expected: (self.rooting() == Rooting::Multi) as usize,
+                found: (q.rooting() == Rooting::Multi) as usize,
+            });
+        }
+        Ok(())
+    }
+
+    /// The first arc to which `p` (self) gives mass but `q` gives weight zero.
+    fn forbidden_by(&self, q_logs: &[Matrix<Option<B::Scalar>>]) -> Result<Option<ArcRef>> {
+        let mu = self.label_marginals()?;
+        let labeled = self.label_shares().is_some();
+        for (l, (ml, ql)) in mu.iter().zip(q_logs).enumerate() {
+            for h in 0..ml.rows() {
+                for m in 0..ml.cols() {
+                    if !ml[(h, m)].is_zero() && ql[(h, m)].is_none() {
+                        return Ok(Some(ArcRef {
+                            head: h,
+                            dependent: m,
+                            label: labeled.then_some(l),
+                        }));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Cross-entropy `H(p, q) = ln Z_q − Σ_e μ^p_e ln w^q_e` of `q` relative to
+    /// `p = self` on the same graph shape, `O(n³)` per model.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when the graphs differ in size, labels or rooting;
+    /// as [`Model::marginals`] for either model.
+    pub fn cross_entropy(&self, q: &Model<B>) -> Result<Divergence<B::Scalar>> {
+        self.check_same_graph(q)?;
+        let q_logs = q.scaled_log_weights();
+        if let Some(arc) = self.forbidden_by(&q_logs)? {
+            return Ok(Divergence::Infinite { arc });
+        }
+        let (expected, _) = self.contract_label_marginals(&q_logs)?;
+        Ok(Divergence::Finite(q.ln_det_scaled()? - expected))
+    }
+
+    /// `KL(p ‖ q) = ln Z_q − ln Z_p + Σ_e μ^p_e (ln w^p_e − ln w^q_e)`, `O(n³)` per model.
+    ///
+    /// # Errors
+    /// As [`Model::cross_entropy`].
+    pub fn kl_divergence(&self, q: &Model<B>) -> Result<Divergence<B::Scalar>> {
+        self.check_same_graph(q)?;
+        let q_logs = q.scaled_log_weights();
+        if let Some(arc) = self.forbidden_by(&q_logs)? {
+            return Ok(Divergence::Infinite { arc });
+        }
+        let ratio = log_ratio(&self.scaled_log_weights(), &q_logs);
+        let (expected, _) = self.contract_label_marginals(&ratio)?;
+        Ok(Divergence::Finite(
+            q.ln_det_scaled()? - self.ln_det_scaled()? + expected,
+        ))
+    }
+
+    /// Gradients of `H(p, q)` with respect to the scores of `p` (reverse mode
+    /// seeded with `−ln w^q`) and of `q` (`μ^q − μ^p`), `O(n³)`.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchArc`] naming an arc where `H(p, q) = +∞`; as
+    /// [`Model::cross_entropy`].
+    pub fn grad_cross_entropy(&self, q: &Model<B>) -> Result<GradientPair<B::Scalar>> {
+        self.check_same_graph(q)?;
+        let q_logs = q.scaled_log_weights();
+        self.finite_or_error(&q_logs)?;
+        let wrt_p = self.label_marginals_vjp(&seeds_from(&q_logs, |x| -x.clone()))?;
+        Ok(GradientPair {
+            wrt_p,
+            wrt_q: difference(&q.label_marginals()?, &self.label_marginals()?),
+        })
+    }
+
+    /// Gradients of `KL(p ‖ q)` with respect to the scores of `p` (reverse
+    /// mode seeded with `ln w^p − ln w^q`) and of `q` (`μ^q − μ^p`), `O(n³)`.
+    ///
+    /// # Errors
+    /// As [`Model::grad_cross_entropy`].
+    pub fn grad_kl_divergence(&self, q: &Model<B>) -> Result<GradientPair<B::Scalar>> {
+        self.check_same_graph(q)?;
+        let q_logs = q.scaled_log_weights();
+        self.finite_or_error(&q_logs)?;
+        let ratio = log_ratio(&self.scaled_log_weights(), &q_logs);
+        Ok(GradientPair {
+            wrt_p: self.label_marginals_vjp(&seeds_from(&ratio, Clone::clone))?,
+            wrt_q: difference(&q.label_marginals()?, &self.label_marginals()?),
+        })
+    }
+
+    fn finite_or_error(&self, q_logs: &[Matrix<Option<B::Scalar>>]) -> Result<()> {
+        match self.forbidden_by(q_logs)? {
+            Some(arc) => Err(Error::NoSuchArc { arc, n: self.n() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Rényi entropy `H_α = (ln Z(w^α) − α ln Z(w)) / (1 − α)` for `α ≥ 0`
+    /// (DESIGN.md §1.3): `α = 0` gives the log of the number of trees in the
+    /// support, `α = 1` Shannon's entropy (its limit). One more `O(n³)`
+    /// factorisation, of the graph of `w^α`. Near `α = 1` the quotient loses
+    /// digits to cancellation (about `log10(1/|1 − α|)`). Non-increasing in `α`.
+    ///
+    /// # Errors
+    /// [`Error::Parameter`] for `α` negative, NaN or infinite (min-entropy
+    /// needs the best tree, which decoding provides);
+    /// [`Error::Unsupported`] for models without an `f64` graph; as
+    /// [`Model::log_partition`] for both models.
+    pub fn renyi_entropy(&self, alpha: f64) -> Result<B::Scalar> {
+        if !(alpha >= 0.0 && alpha.is_finite()) {
+            return Err(Error::Parameter {
+                what: "the Rényi order α",
+                domain: "finite and ≥ 0",
+                value: alpha,
+            });
+        }
+        if alpha == 1.0 {
+            return self.entropy();
+        }
+        let ln_z_alpha = self.powered(alpha)?.log_partition_scalar()?;
+        let a = B::Scalar::from_f64(alpha);
+        let ln_z = self.log_partition_scalar()?;
+        Ok((ln_z_alpha - a.clone() * ln_z) / (B::Scalar::one() - a))
+    }
+
+    /// `‖p‖_k = (Σ_d p(d)^k)^{1/k} = exp((ln Z(w^k) − k ln Z(w)) / k)` for `k > 0`.
+    /// One more `O(n³)` factorisation.
+    ///
+    /// # Errors
+    /// [`Error::Parameter`] for `k ≤ 0`, NaN or infinite; as
+    /// [`Model::renyi_entropy`].
+    pub fn lp_norm(&self, k: f64) -> Result<B::Scalar> {
+        if !(k > 0.0 && k.is_finite()) {
+            return Err(Error::Parameter {
+                what: "the norm order k",
+                domain: "finite and > 0",
+                value: k,
+            });
+        }
+        let ln_z_k = self.powered(k)?.log_partition_scalar()?;
+        let kk = B::Scalar::from_f64(k);
+        let ln_z = self.log_partition_scalar()?;
+        Ok(((ln_z_k - kk.clone() * ln_z) / kk).exp())
+    }
+
+    fn powered(&self, alpha: f64) -> Result<Model<B>> {
+        let graph = self
+            .graph()
+            .ok_or(Error::Unsupported("a zeroth-order quantity (no f64 graph)"))?;
+        Model::new(
+            self.backend().clone(),
+            &graph.powered(alpha),
+            self.rooting(),
+        )
+    }
+}
+
+/// Gradients of a function of two distributions `p` and `q`, with respect to
+/// the scores of each (one matrix per label).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradientPair<S> {
+    /// With respect to the scores of `p`.
+    pub wrt_p: Vec<Matrix<S>>,
+    /// With respect to the scores of `q`.
+    pub wrt_q: Vec<Matrix<S>>,
+}
+
+impl<B: MatrixBackend> Model<B> {
+    /// The seeds `∂/∂μ_{eℓ}` of the expected attachment score against the
+    /// reference `heads[m − 1]` of every word `m` (and its `labels`).
+    fn attachment_seeds(
+        &self,
+        heads: &[usize],
+        labels: Option<&[usize]>,
+    ) -> Result<Vec<Matrix<B::Scalar>>> {
+        let n = self.n();
+        for (what, len) in [
+            ("reference heads", heads.len()),
+            ("reference labels", labels.map_or(n, <[usize]>::len)),
+        ] {
+            if len != n {
+                return Err(Error::Mismatch {
+                    what,
+                    expected: n,
+                    found: len,
+                });
+            }
+        }
+        let count = self.label_shares().map_or(1, |(k, _)| k);
+        let mut seeds = vec![Matrix::zeros(n + 1, n + 1); if labels.is_some() { count } else { 1 }];
+        let inv_n = B::Scalar::one() / B::Scalar::from_f64(n as f64);
+        for (i, &h) in heads.iter().enumerate() {
+            let arc = ArcRef {
+                head: h,
+                dependent: i + 1,
+                label: labels.map(|l| l[i]),
+            };
+            self.check_arc(arc)?;
+            seeds[arc.label.unwrap_or(0)][(h, i + 1)] = inv_n.clone();
+        }
+        Ok(seeds)
+    }
+
+    /// Expected attachment score against a reference tree:
+    /// `E[UAS] = (1/n) Σ_m μ(heads[m] → m)`, or the labeled score with label
+    /// marginals when `labels` is given. `O(n³)` once for the marginals.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for references of the wrong length,
+    /// [`Error::NoSuchArc`] for a reference arc not in the graph; as
+    /// [`Model::marginals`].
+    pub fn expected_attachment(
+        &self,
+        heads: &[usize],
+        labels: Option<&[usize]>,
+    ) -> Result<B::Scalar> {
+        let seeds = self.attachment_seeds(heads, labels)?;
+        let mu = if seeds.len() == 1 {
+            vec![self.marginals()?]
+        } else {
+            self.label_marginals()?
+        };
+        let mut total = B::Scalar::zero();
+        for (s, m) in seeds.iter().zip(&mu) {
+            for (a, b) in s.as_slice().iter().zip(m.as_slice()) {
+                if !a.is_zero() {
+                    total += a.clone() * b.clone();
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// `∂ E[attachment] / ∂θ` by reverse mode, `O(n³)`.
+    ///
+    /// # Errors
+    /// As [`Model::expected_attachment`].
+    pub fn grad_expected_attachment(
+        &self,
+        heads: &[usize],
+        labels: Option<&[usize]>,
+    ) -> Result<Vec<Matrix<B::Scalar>>> {
+        let seeds = self.attachment_seeds(heads, labels)?;
+        self.label_marginals_vjp(&seeds)
+    }
+
+    fn ge_residual(
+        &self,
+        features: &ArcFeatures<B::Scalar>,
+        targets: &[B::Scalar],
+    ) -> Result<Vec<B::Scalar>> {
+        if targets.len() != features.dim() {
+            return Err(Error::Mismatch {
+                what: "GE targets against feature dimension",
+                expected: features.dim(),
+                found: targets.len(),
+            });
+        }
+        Ok(self
+            .expect_additive(features)?
+            .into_iter()
+            .zip(targets)
+            .map(|(e, t)| e - t.clone())
+            .collect())
+    }
+
+    /// The generalised-expectation objective `G = ‖E[f] − t‖²` for arc
+    /// features `f` and targets `t` (Druck, Mann & McCallum 2009),
+    /// `O(n³ + F' )` for `F'` stored feature non-zeros.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when `t` and `f` differ in dimension; as
+    /// [`Model::expect_additive`].
+    pub fn ge_objective(
+        &self,
+        features: &ArcFeatures<B::Scalar>,
+        targets: &[B::Scalar],
+    ) -> Result<B::Scalar> {
+        let mut g = B::Scalar::zero();
+        for r in self.ge_residual(features, targets)? {
+            g += r.clone() * r;
+        }
+        Ok(g)
+    }
+
+    /// `∂G/∂θ` by reverse mode seeded with `ḡ_e = 2 Σ_k (E[f]_k − t_k) f_{e,k}`:
+    /// `O(n³ + F')`, independent of the dimension beyond the seed.
+    ///
+    /// # Errors
+    /// As [`Model::ge_objective`].
+    pub fn grad_ge_objective(
+        &self,
+        features: &ArcFeatures<B::Scalar>,
+        targets: &[B::Scalar],
+    ) -> Result<Vec<Matrix<B::Scalar>>> {
+        let two = B::Scalar::from_f64(2.0);
+        let a: Vec<_> = self
+            .ge_residual(features, targets)?
+            .into_iter()
+            .map(|r| r * two.clone())
+            .collect();
+        let seeds = self.contract_features(features, &a)?;
+        self.label_marginals_vjp(&seeds)
+    }
+
+    /// Turns a gradient with respect to the scores into one with respect to
+    /// the weights, `∂F/∂w_{eℓ} = (∂F/∂θ_{eℓ}) / w_{eℓ}`; entries of
+    /// forbidden arcs are `0` (the score gradient carries no information
+    /// there). `O(|labels| n²)`.
+    pub fn weight_gradient_of(
+        &self,
+        score_gradient: &[Matrix<B::Scalar>],
+    ) -> Vec<Matrix<B::Scalar>> {
+        let w = self.weights();
+        let labels = score_gradient.len();
+        score_gradient
+            .iter()
+            .enumerate()
+            .map(|(l, g)| {
+                Matrix::from_fn(w.rows(), w.cols(), |h, m| {
+                    let mut wl = w[(h, m)].clone();
+                    if labels > 1 {
+                        wl *= self.share(ArcRef {
+                            head: h,
+                            dependent: m,
+                            label: Some(l),
+                        });
+                    }
+                    if wl.is_zero() {
+                        return B::Scalar::zero();
+                    }
+                    let unscaled = if self.column_shift()[m] == 0.0 {
+                        wl
+                    } else {
+                        wl * B::Scalar::from_f64(self.column_shift()[m].exp())
+                    };
+                    g[(h, m)].clone() / unscaled
+                })
+            })
+            .collect()
+    }
+}
+
+fn seeds_from<S: Scalar>(a: &[Matrix<Option<S>>], f: impl Fn(&S) -> S) -> Vec<Matrix<S>> {
+    a.iter()
+        .map(|m| m.map(|x| x.as_ref().map_or_else(S::zero, &f)))
+        .collect()
+}
+
+fn log_ratio<S: Scalar>(
+    p: &[Matrix<Option<S>>],
+    q: &[Matrix<Option<S>>],
+) -> Vec<Matrix<Option<S>>> {
+    p.iter()
+        .zip(q)
+        .map(|(a, b)| {
+            Matrix::from_fn(a.rows(), a.cols(), |i, j| match (&a[(i, j)], &b[(i, j)]) {
+                (Some(x), Some(y)) => Some(x.clone() - y.clone()),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+fn difference<S: Scalar>(a: &[Matrix<S>], b: &[Matrix<S>]) -> Vec<Matrix<S>> {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            Matrix::from_fn(x.rows(), x.cols(), |i, j| {
+                x[(i, j)].clone() - y[(i, j)].clone()
+            })
+        })
+        .collect()
+}
