@@ -98,10 +98,7 @@ where
     }
 
     /// `Σ_{e,ℓ} μ_{eℓ} a_{eℓ}` over the arcs where `a` is defined.
-    fn contract_label_marginals(
-        &self,
-        a: &[Matrix<Option<B::Scalar>>],
-    ) -> Result<(B::Scalar, Vec<Matrix<B::Scalar>>)> {
+    fn contract_label_marginals(&self, a: &[Matrix<Option<B::Scalar>>]) -> Result<B::Scalar> {
         let mu = self.label_marginals()?;
         let mut total = B::Scalar::zero();
         for (ml, al) in mu.iter().zip(a) {
@@ -111,7 +108,7 @@ where
                 }
             }
         }
-        Ok((total, mu))
+        Ok(total)
     }
 
     /// Shannon entropy `H(p) = ln Z − Σ_e μ_e ln w_e` over (labeled) trees,
@@ -134,7 +131,7 @@ where
     /// ```
     pub fn entropy(&self) -> Result<B::Scalar> {
         let ln_det = self.ln_det_scaled()?;
-        let (expected_log_weight, _) = self.contract_label_marginals(&self.scaled_log_weights())?;
+        let expected_log_weight = self.contract_label_marginals(&self.scaled_log_weights())?;
         Ok(ln_det - expected_log_weight)
     }
 
@@ -206,7 +203,7 @@ where
         if let Some(arc) = self.forbidden_by(&q_logs)? {
             return Ok(Divergence::Infinite { arc });
         }
-        let (expected, _) = self.contract_label_marginals(&q_logs)?;
+        let expected = self.contract_label_marginals(&q_logs)?;
         Ok(Divergence::Finite(q.ln_det_scaled()? - expected))
     }
 
@@ -221,7 +218,7 @@ where
             return Ok(Divergence::Infinite { arc });
         }
         let ratio = log_ratio(&self.scaled_log_weights(), &q_logs);
-        let (expected, _) = self.contract_label_marginals(&ratio)?;
+        let expected = self.contract_label_marginals(&ratio)?;
         Ok(Divergence::Finite(
             q.ln_det_scaled()? - self.ln_det_scaled()? + expected,
         ))
