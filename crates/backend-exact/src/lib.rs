@@ -16,11 +16,12 @@
 //!   integers after scaling each column to integers; exact `det`, solves,
 //!   inverse, and an adjugate that is exact for singular matrices too.
 //!
-//! Cost: `O(n³)` operations on integers of `O(n b)` bits for `b`-bit input;
-//! for a Laplacian of random `f64` weights, `det` plus inverse takes about a
-//! millisecond at `n = 10` and a fraction of a second at `n = 40` (see the
-//! `elimination` example; measured numbers are in [`ExactLu`]'s
-//! module history and the crate's commit messages).
+//! Cost: `O(n³)` operations on integers of `O(n b)` bits for `b`-bit input.
+//! For a multi-root Laplacian of random `f64` weights in `[0, 1)`, `det`
+//! plus the exact inverse took 0.4 ms at `n = 10`, 3.6 ms at `n = 20`,
+//! 15 ms at `n = 30` and 45 ms at `n = 40` (one shared core, `opt-level = 2`),
+//! 6–17 times faster than rational Gauss–Jordan elimination; reproduce with
+//! `cargo run --profile test -p spantree-exact --example elimination`.
 //!
 //! ```
 //! use spantree_core::{Graph, Model, Rooting};

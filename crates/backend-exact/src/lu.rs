@@ -25,6 +25,14 @@ use crate::Rational;
 /// `det A = ±a⁽ⁿ⁻¹⁾[n−1][n−1] / Π_j d_j`. Cost: `O(n³)` multiplications of
 /// `O(n b)`-bit integers for `b`-bit entries.
 ///
+/// Why not plain rational elimination: it takes a GCD after every one of
+/// its `O(n³)` operations, while here GCDs happen only in the final `n²`
+/// reductions of an inverse (about half its time at `n = 40`). Measured on
+/// Laplacians of random `f64` weights, `det` + inverse: 0.4 / 3.6 / 15 /
+/// 45 ms at `n = 10 / 20 / 30 / 40`, against 2.1 / 39 / 232 / 748 ms for
+/// rational Gauss–Jordan with the same pivot rule (the `elimination`
+/// example). `det` alone: 0.04 / 0.37 / 1.9 / 6.3 ms.
+///
 /// Solves apply the same integer row operations to the right-hand side and
 /// a fraction-free back substitution that yields `det(P M) · x`, an integer
 /// vector (Cramer's rule); one rational division per entry ends it.
@@ -312,10 +320,11 @@ impl ExactLu {
         let mut out = Vec::with_capacity(n * k);
         for (idx, yi) in y.into_iter().enumerate() {
             let (i, c) = (idx / k, idx % k);
-            let den = Integer::from(&det * &rhs_scale[c]);
-            let mut x = rug::Rational::from((yi, den));
-            x *= &self.col_scale[i];
-            out.push(Rational(x));
+            let s = &self.col_scale[i];
+            // One canonicalisation (GCD) per entry: half the cost of an inverse.
+            let num = yi * s.numer();
+            let den = Integer::from(&det * &rhs_scale[c]) * s.denom();
+            out.push(Rational(rug::Rational::from((num, den))));
         }
         Matrix::from_row_major(n, k, out)
     }
