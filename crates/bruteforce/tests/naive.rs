@@ -1,0 +1,233 @@
+//! The generic suite against a tiny textbook Gaussian-elimination backend,
+//! written here independently of every real backend: it checks the suite
+//! (and the core's Laplacians and glue) before the real backends exist, and
+//! stays as a second opinion afterwards.
+
+use spantree_bruteforce::suite::{self, Tolerance};
+use spantree_core::{Factorization, Matrix, MatrixBackend, Numerical, Scalar, Sign};
+
+/// LU with partial pivoting (largest `|x|` as seen through `to_f64`), no shifting.
+#[derive(Clone, Copy, Debug)]
+struct Naive;
+
+/// The same elimination, but the core shifts the columns first.
+#[derive(Clone, Copy, Debug)]
+struct NaiveShifted;
+
+/// `P A = L U` stored in one matrix (unit lower `L` below the diagonal).
+struct Lu {
+    lu: Matrix<f64>,
+    /// `perm[i]`: the row of `A` that ended up in row `i`.
+    perm: Vec<usize>,
+    swaps: usize,
+    original: Matrix<f64>,
+}
+
+fn factorize(a: Matrix<f64>) -> Lu {
+    let n = a.rows();
+    let original = a.clone();
+    let mut lu = a;
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut swaps = 0;
+    for k in 0..n {
+        let p = (k..n)
+            .max_by(|&i, &j| lu[(i, k)].abs().total_cmp(&lu[(j, k)].abs()))
+            .unwrap();
+        if p != k {
+            for j in 0..n {
+                let t = lu[(k, j)];
+                lu[(k, j)] = lu[(p, j)];
+                lu[(p, j)] = t;
+            }
+            perm.swap(k, p);
+            swaps += 1;
+        }
+        if lu[(k, k)] == 0.0 {
+            continue;
+        }
+        for i in k + 1..n {
+            let f = lu[(i, k)] / lu[(k, k)];
+            lu[(i, k)] = f;
+            for j in k + 1..n {
+                lu[(i, j)] -= f * lu[(k, j)];
+            }
+        }
+    }
+    Lu {
+        lu,
+        perm,
+        swaps,
+        original,
+    }
+}
+
+impl Factorization for Lu {
+    type Scalar = f64;
+
+    fn dim(&self) -> usize {
+        self.lu.rows()
+    }
+
+    fn zero_pivot(&self) -> Option<usize> {
+        (0..self.dim()).find(|&k| self.lu[(k, k)] == 0.0)
+    }
+
+    fn det(&self) -> f64 {
+        let d: f64 = (0..self.dim()).map(|k| self.lu[(k, k)]).product();
+        if self.swaps % 2 == 1 {
+            -d
+        } else {
+            d
+        }
+    }
+
+    fn ln_abs_det(&self) -> (Sign, f64) {
+        if self.zero_pivot().is_some() {
+            return (Sign::Zero, f64::NEG_INFINITY);
+        }
+        let mut sign = if self.swaps % 2 == 1 {
+            Sign::Negative
+        } else {
+            Sign::Positive
+        };
+        let mut ln = 0.0;
+        for k in 0..self.dim() {
+            sign = sign.times(self.lu[(k, k)].sign());
+            ln += self.lu[(k, k)].ln_abs();
+        }
+        (sign, ln)
+    }
+
+    fn solve(&self, rhs: &mut Matrix<f64>) -> Result<(), Numerical> {
+        if let Some(pivot) = self.zero_pivot() {
+            return Err(Numerical::Singular { pivot });
+        }
+        let n = self.dim();
+        for c in 0..rhs.cols() {
+            let mut x: Vec<f64> = (0..n).map(|i| rhs[(self.perm[i], c)]).collect();
+            for i in 0..n {
+                for k in 0..i {
+                    x[i] -= self.lu[(i, k)] * x[k];
+                }
+            }
+            for i in (0..n).rev() {
+                for k in i + 1..n {
+                    x[i] -= self.lu[(i, k)] * x[k];
+                }
+                x[i] /= self.lu[(i, i)];
+            }
+            for (i, v) in x.into_iter().enumerate() {
+                rhs[(i, c)] = v;
+            }
+        }
+        Ok(())
+    }
+
+    fn solve_transpose(&self, rhs: &mut Matrix<f64>) -> Result<(), Numerical> {
+        // Plain, not clever: factorise the transpose afresh.
+        factorize(self.original.transpose()).solve(rhs)
+    }
+
+    fn adjugate(&self) -> Matrix<f64> {
+        // By definition: adj(A)[j][i] = (−1)^(i+j) det(A without row i and column j).
+        let n = self.dim();
+        if n == 1 {
+            return Matrix::identity(1);
+        }
+        Matrix::from_fn(n, n, |j, i| {
+            let minor = Matrix::from_fn(n - 1, n - 1, |r, c| {
+                self.original[(r + usize::from(r >= i), c + usize::from(c >= j))]
+            });
+            let d = factorize(minor).det();
+            if (i + j) % 2 == 1 {
+                -d
+            } else {
+                d
+            }
+        })
+    }
+}
+
+impl MatrixBackend for Naive {
+    type Scalar = f64;
+    type Factorization = Lu;
+    const SHIFTS_COLUMNS: bool = false;
+    fn name(&self) -> &'static str {
+        "naive"
+    }
+    fn factorize(&self, matrix: Matrix<f64>) -> Lu {
+        factorize(matrix)
+    }
+}
+
+impl MatrixBackend for NaiveShifted {
+    type Scalar = f64;
+    type Factorization = Lu;
+    const SHIFTS_COLUMNS: bool = true;
+    fn name(&self) -> &'static str {
+        "naive-shifted"
+    }
+    fn factorize(&self, matrix: Matrix<f64>) -> Lu {
+        factorize(matrix)
+    }
+}
+
+// rel/abs 1e-11 for n ≤ 6: one partial-pivoting LU of a Laplacian of
+// log-normal weights (condition < 1e4) against sums of positive products;
+// the cofactor adjugate loses no more.
+const SMALL: Tolerance = Tolerance::uniform(1e-11);
+// 1e-10 up to n = 60: the same LU, error growing about linearly with n.
+const LARGE: Tolerance = Tolerance::uniform(1e-10);
+
+macro_rules! stamp {
+    ($backend:expr; $($name:ident($($arg:expr),*);)*) => {
+        $(
+            #[test]
+            fn $name() {
+                suite::$name($backend $(, $arg)*);
+            }
+        )*
+    };
+}
+
+mod unshifted {
+    use super::*;
+    stamp! { Naive;
+        against_brute_force(SMALL);
+        labeled_against_brute_force(SMALL);
+        marginals_sum_to_one(LARGE, 60);
+        column_scaling(LARGE, 60);
+        permutation(LARGE, 60);
+        cayley(LARGE, 60);
+        single_word(SMALL);
+        no_spanning_tree();
+        no_root_arc();
+        extreme_column_scales(SMALL);
+        extreme_scores(SMALL);
+        extreme_score_scales(SMALL);
+        overflow_is_typed(SMALL);
+    }
+}
+
+// `extreme_weights` (600 decades inside one column) is not stamped here: a
+// textbook LU on shifted columns returns a marginal of 0 for an arc whose
+// oracle marginal is 1 (single-root, n = 6, seed 1), the known limit of
+// DESIGN.md §2. It is a test for the real stabilised backends.
+mod shifted {
+    use super::*;
+    stamp! { NaiveShifted;
+        against_brute_force(SMALL);
+        labeled_against_brute_force(SMALL);
+        marginals_sum_to_one(LARGE, 60);
+        column_scaling(LARGE, 60);
+        permutation(LARGE, 60);
+        cayley(LARGE, 60);
+        single_word(SMALL);
+        no_spanning_tree();
+        no_root_arc();
+        extreme_column_scales(SMALL);
+        extreme_scores(SMALL);
+        extreme_score_scales(SMALL);
+        overflow_is_typed(SMALL);
+    }
+}
