@@ -169,3 +169,44 @@ mod tests {
         assert_eq!(Sign::of_f64(f64::NAN), None);
     }
 }
+
+/// Complex numbers, for complex-step differentiation
+/// `f'(x) ≈ Im f(x + ih) / h` (exact to first order for analytic `f`, with no
+/// cancellation, so `h = 1e-30` is fine). Signs and `f64` conversion read the
+/// real part.
+impl Scalar for num_complex::Complex64 {
+    fn zero() -> Self {
+        num_complex::Complex64::new(0.0, 0.0)
+    }
+    fn one() -> Self {
+        num_complex::Complex64::new(1.0, 0.0)
+    }
+    fn from_f64(x: f64) -> Self {
+        num_complex::Complex64::new(x, 0.0)
+    }
+    fn to_f64(&self) -> f64 {
+        self.re
+    }
+    fn is_zero(&self) -> bool {
+        self.re == 0.0 && self.im == 0.0
+    }
+    fn sign(&self) -> Sign {
+        Sign::of_f64(self.re).unwrap_or(Sign::Zero)
+    }
+    fn ln_abs(&self) -> f64 {
+        // hypot avoids overflow of re² + im².
+        self.re.hypot(self.im).ln()
+    }
+    fn is_finite(&self) -> bool {
+        self.re.is_finite() && self.im.is_finite()
+    }
+}
+
+impl Transcendental for num_complex::Complex64 {
+    fn ln(&self) -> Self {
+        num_complex::Complex64::ln(*self)
+    }
+    fn exp(&self) -> Self {
+        num_complex::Complex64::exp(*self)
+    }
+}
