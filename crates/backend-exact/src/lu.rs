@@ -359,8 +359,13 @@ impl Factorization for ExactLu {
         (self.det.sign(), self.det.ln_abs())
     }
 
+    /// Exact: `O(n² k)` integer operations, then one reduction per entry.
+    ///
     /// # Errors
     /// [`Numerical::Singular`] exactly when `det A = 0`.
+    ///
+    /// # Panics
+    /// If `rhs` does not have `n` rows (a programming error).
     fn solve(&self, rhs: &mut Matrix<Rational>) -> Result<(), Numerical> {
         if self.rank < self.n {
             return Err(self.singular());
@@ -378,6 +383,9 @@ impl Factorization for ExactLu {
     ///
     /// # Errors
     /// [`Numerical::Singular`] exactly when `det A = 0`.
+    ///
+    /// # Panics
+    /// If `rhs` does not have `n` rows (a programming error).
     fn solve_transpose(&self, rhs: &mut Matrix<Rational>) -> Result<(), Numerical> {
         if self.rank < self.n {
             return Err(self.singular());
