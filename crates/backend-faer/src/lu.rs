@@ -1,0 +1,306 @@
+//! The factorisation both backends return: `P A = L U` with partial pivoting,
+//! on the plain engine for small matrices and on faer for large ones.
+
+use std::fmt;
+
+use spantree_core::{Factorization, Matrix, Numerical, Sign};
+
+use crate::adjugate;
+use crate::dense::FaerLu;
+use crate::plain::PlainLu;
+use crate::scaled::Scaled;
+
+/// The dimension from which [`Lu::new`] uses faer rather than the plain LU.
+///
+/// Measured with `cargo bench -p spantree-faer --bench crossover` on random
+/// Laplacians (factorise plus inverse): the plain LU wins below, faer above;
+/// the table is in the crate docs.
+pub const CROSSOVER: usize = 48;
+
+/// Which LU implementation factorised a matrix.
+///
+/// Both compute the same mathematical factorisation (partial pivoting on the
+/// largest magnitude of the column); they differ in speed and in rounding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Engine {
+    /// A straightforward row-major `getf2`-style loop: no blocking, no
+    /// allocation beyond the factors. Fastest for small matrices.
+    Plain,
+    /// faer's recursive blocked LU (`faer::linalg::solvers::PartialPivLu`).
+    Faer,
+}
+
+impl Engine {
+    /// The engine [`Lu::new`] picks for an `n × n` matrix: [`Engine::Plain`]
+    /// below [`CROSSOVER`], [`Engine::Faer`] from it on.
+    pub fn for_dim(n: usize) -> Engine {
+        if n < CROSSOVER {
+            Engine::Plain
+        } else {
+            Engine::Faer
+        }
+    }
+}
+
+enum Factors {
+    Plain(PlainLu),
+    Faer(FaerLu),
+}
+
+/// An LU factorisation with partial pivoting, `P A = L U`, of a square `f64`
+/// matrix: the [`Factorization`] of [`F64`](crate::F64) and
+/// [`LogF64`](crate::LogF64).
+///
+/// * `det A = (−1)^{swaps} Π u_ii`, formed with a separate binary exponent
+///   so that it overflows only if `det A` itself does;
+/// * `ln |det A| = Σ ln |u_ii|`, which never overflows;
+/// * solves and the inverse reuse the factors, `O(n²)` per right-hand side;
+/// * the adjugate is `det A · A⁻¹` when `A` is safely nonsingular, and comes
+///   from an SVD when it is singular to working precision (see
+///   [`Lu::adjugate`](Factorization::adjugate)).
+///
+/// The factorisation keeps a copy of `A` (for the SVD route), so it holds
+/// `2n²` numbers.
+///
+/// ```
+/// use spantree_core::{Factorization, Matrix, Sign};
+/// use spantree_faer::Lu;
+///
+/// let a = Matrix::from_row_major(2, 2, vec![2.0, 1.0, 4.0, 5.0]);
+/// let lu = Lu::new(a);
+/// assert_eq!(lu.det(), 6.0);
+/// assert_eq!(lu.ln_abs_det().0, Sign::Positive);
+/// let mut b = Matrix::from_row_major(2, 1, vec![3.0, 9.0]);
+/// lu.solve(&mut b)?;
+/// assert!((b[(0, 0)] - 1.0).abs() < 1e-15 && (b[(1, 0)] - 1.0).abs() < 1e-15);
+/// # Ok::<(), spantree_core::Numerical>(())
+/// ```
+pub struct Lu {
+    n: usize,
+    original: Matrix<f64>,
+    pivots: Vec<f64>,
+    odd: bool,
+    factors: Factors,
+}
+
+impl Lu {
+    /// Factorises `a` on the engine [`Engine::for_dim`] picks, `≈ 2n³/3` flops.
+    ///
+    /// # Panics
+    /// If `a` is not square (a programming error, not user input).
+    pub fn new(a: Matrix<f64>) -> Lu {
+        let engine = Engine::for_dim(a.rows());
+        Lu::with_engine(a, engine)
+    }
+
+    /// Factorises `a` on a chosen engine (for tests and benchmarks).
+    ///
+    /// # Panics
+    /// If `a` is not square.
+    pub fn with_engine(a: Matrix<f64>, engine: Engine) -> Lu {
+        assert_eq!(a.rows(), a.cols(), "an LU needs a square matrix");
+        let n = a.rows();
+        let factors = match engine {
+            Engine::Plain => Factors::Plain(PlainLu::new(n, a.as_slice().to_vec())),
+            Engine::Faer => Factors::Faer(FaerLu::new(&a)),
+        };
+        let (pivots, odd) = match &factors {
+            Factors::Plain(f) => (f.pivots(), f.odd()),
+            Factors::Faer(f) => (f.pivots(), f.odd()),
+        };
+        Lu {
+            n,
+            original: a,
+            pivots,
+            odd,
+            factors,
+        }
+    }
+
+    /// The engine that computed the factors.
+    pub fn engine(&self) -> Engine {
+        match self.factors {
+            Factors::Plain(_) => Engine::Plain,
+            Factors::Faer(_) => Engine::Faer,
+        }
+    }
+
+    /// The pivots `u_ii`, the diagonal of `U`. After an exactly-zero pivot
+    /// the later ones are engine-dependent (the plain LU skips the step,
+    /// faer's are NaN).
+    pub fn pivots(&self) -> &[f64] {
+        &self.pivots
+    }
+
+    fn check(&self) -> Result<(), Numerical> {
+        match self.zero_pivot() {
+            Some(pivot) => Err(Numerical::Singular { pivot }),
+            None => Ok(()),
+        }
+    }
+
+    /// `det A` with its binary exponent apart; zero at the first zero pivot.
+    fn scaled_det(&self) -> Scaled {
+        let mut det = Scaled::ONE;
+        for &p in &self.pivots {
+            if p == 0.0 {
+                return Scaled::ONE.times(0.0);
+            }
+            det = det.times(p);
+        }
+        if self.odd {
+            det.negated()
+        } else {
+            det
+        }
+    }
+
+    /// Whether `A` is singular to working precision: a zero pivot, or
+    /// `min |u_ii| ≤ n ε max |u_ii|`, where `det A · A⁻¹` has no correct digit left.
+    fn numerically_singular(&self) -> bool {
+        let (min, max) = self
+            .pivots
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
+                (lo.min(p.abs()), hi.max(p.abs()))
+            });
+        min <= self.n as f64 * f64::EPSILON * max
+    }
+}
+
+impl fmt::Debug for Lu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lu")
+            .field("n", &self.n)
+            .field("engine", &self.engine())
+            .field("pivots", &self.pivots)
+            .field("odd_permutation", &self.odd)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Factorization for Lu {
+    type Scalar = f64;
+
+    fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// The first step whose pivot is exactly `±0`. `O(n)`.
+    fn zero_pivot(&self) -> Option<usize> {
+        self.pivots.iter().position(|&p| p == 0.0)
+    }
+
+    /// `(−1)^{swaps} Π u_ii`, exact up to one rounding per pivot; `±∞` or
+    /// `0` only if `det A` itself overflows or underflows `f64`. `O(n)`.
+    fn det(&self) -> f64 {
+        self.scaled_det().to_f64()
+    }
+
+    /// `(sign, Σ ln |u_ii|)`, never `ln(det)`. `(Sign::Zero, −∞)` at the
+    /// first zero pivot. A NaN pivot before it gives `(Sign::Positive, NaN)`:
+    /// the sign cannot be known, and the NaN logarithm makes the core report
+    /// [`Numerical::NotFinite`]. `O(n)`; absolute error `≲ n ε max |ln|u_ii||`
+    /// beyond the LU's own.
+    fn ln_abs_det(&self) -> (Sign, f64) {
+        let mut sign = if self.odd {
+            Sign::Negative
+        } else {
+            Sign::Positive
+        };
+        let mut ln = 0.0;
+        for &p in &self.pivots {
+            if p.is_nan() {
+                return (Sign::Positive, f64::NAN);
+            }
+            if p == 0.0 {
+                return (Sign::Zero, f64::NEG_INFINITY);
+            }
+            if p < 0.0 {
+                sign = sign.times(Sign::Negative);
+            }
+            ln += p.abs().ln();
+        }
+        (sign, ln)
+    }
+
+    /// Permute, forward with `L`, backward with `U`: `2n²` flops per column.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] at the first zero pivot.
+    ///
+    /// # Panics
+    /// If `rhs` does not have `n` rows.
+    fn solve(&self, rhs: &mut Matrix<f64>) -> Result<(), Numerical> {
+        assert_eq!(rhs.rows(), self.n, "right-hand side has the wrong height");
+        self.check()?;
+        match &self.factors {
+            Factors::Plain(f) => f.solve(rhs),
+            Factors::Faer(f) => f.solve(rhs),
+        }
+        Ok(())
+    }
+
+    /// `Aᵀ = Uᵀ Lᵀ P`: forward with `Uᵀ`, backward with `Lᵀ`, then `Pᵀ`;
+    /// `2n²` flops per column.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] at the first zero pivot.
+    ///
+    /// # Panics
+    /// If `rhs` does not have `n` rows.
+    fn solve_transpose(&self, rhs: &mut Matrix<f64>) -> Result<(), Numerical> {
+        assert_eq!(rhs.rows(), self.n, "right-hand side has the wrong height");
+        self.check()?;
+        match &self.factors {
+            Factors::Plain(f) => f.solve_transpose(rhs),
+            Factors::Faer(f) => f.solve_transpose(rhs),
+        }
+        Ok(())
+    }
+
+    /// `A⁻¹` from the existing factors, one `O(n³)` pass, no refactorisation:
+    /// solves against `I` on the plain engine, triangular inverses and one
+    /// product on faer.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] at the first zero pivot.
+    fn inverse(&self) -> Result<Matrix<f64>, Numerical> {
+        self.check()?;
+        Ok(match &self.factors {
+            Factors::Plain(f) => {
+                let mut x = Matrix::identity(self.n);
+                f.solve(&mut x);
+                x
+            }
+            Factors::Faer(f) => f.inverse(),
+        })
+    }
+
+    /// `adj A`, defined for every `A` (`A · adj A = det A · I`).
+    ///
+    /// * `n = 1`: `[1]`, exactly.
+    /// * `A` safely nonsingular: `det A · A⁻¹`, `O(n³)` from the existing
+    ///   factors, with `det A` applied as mantissa and exponent (no spurious
+    ///   overflow). Relative error about `κ(A) ε`, growing as `A` nears
+    ///   singularity (Stewart 1998).
+    /// * `A` singular to working precision (a zero pivot, or
+    ///   `min |u_ii| ≤ n ε max |u_ii|`): from the SVD of `A` equilibrated by
+    ///   powers of two, `adj A = det U det V · V diag(Π_{k≠l} σ_k) Uᵀ`, with the
+    ///   products of singular values formed without overflow. It divides by
+    ///   no small pivot, so its error is about `ε σ_1 / σ_{n−1}` relative to
+    ///   `‖adj A‖`: accurate for rank `n − 1`, and `≈ 0` (to `ε ‖A‖^{n−1}`) for
+    ///   lower rank, where `adj A = 0`. Cost one SVD, `≈ 20n³` flops.
+    fn adjugate(&self) -> Matrix<f64> {
+        match self.n {
+            0 => Matrix::zeros(0, 0),
+            1 => Matrix::identity(1),
+            _ if self.numerically_singular() => adjugate::from_svd(&self.original),
+            _ => match self.inverse() {
+                Ok(x) => adjugate::from_inverse(self.scaled_det(), x),
+                Err(_) => adjugate::from_svd(&self.original),
+            },
+        }
+    }
+}
