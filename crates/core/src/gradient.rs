@@ -18,9 +18,10 @@ impl<B: MatrixBackend> Model<B> {
     ///
     /// With `μ_e = w_e G_e(X)` and `X = L⁻¹` (`G` as in
     /// [`laplacian::weight_gradient`](crate::laplacian::weight_gradient)):
-    /// `v_f = w_f (ḡ_f G_f − [weight_gradient(X C X)]_f)`, where
+    /// `v_f = w_f (ḡ_f G_f − [weight_gradient(X Cᵀ X)]_f)`, where
     /// `C = weight_gradient_adjoint(ḡ ⊙ w)` collects the adjoint of `X`, and
-    /// `dX = −X dL X` turns it into the adjoint of `L`. Cost: the inverse (once
+    /// `dX = −X dL X` turns it into the adjoint of `L`, `L̄ = −Xᵀ C Xᵀ`
+    /// (which `weight_gradient` reads transposed, hence `X Cᵀ X`). Cost: the inverse (once
     /// per model), then two `O(n³)` solves with the existing factorisation and
     /// `O(n²)` glue; entries of the seed on forbidden arcs are ignored.
     ///
@@ -49,8 +50,8 @@ impl<B: MatrixBackend> Model<B> {
             *s *= wv;
         }
         let rooting = self.rooting();
-        // X C X as L⁻¹ (L⁻ᵀ (L⁻¹ C)ᵀ)ᵀ… written as two solves on the one factorisation.
-        let mut xc = weight_gradient_adjoint(&weighted, rooting);
+        // X Cᵀ X = ((X Cᵀ X)ᵀ)ᵀ = (L⁻ᵀ (L⁻¹ Cᵀ)ᵀ)ᵀ: two solves on the one factorisation.
+        let mut xc = weight_gradient_adjoint(&weighted, rooting).transpose();
         self.factorization().solve(&mut xc)?;
         let mut xcx_t = xc.transpose();
         self.factorization().solve_transpose(&mut xcx_t)?;
