@@ -847,3 +847,45 @@ pub fn large_scores_stay_finite<B: MatrixBackend>(
         }
     }
 }
+
+/// Against a reference backend (the exact one), `n = 1..=max_n`, `N(0, 1)`
+/// scores, both rootings: `ln Z` to `tol.log_z` (the reference's `Z` taken
+/// through [`Scalar::ln_abs`], exact to rounding) and every marginal to
+/// `tol.marginal`.
+pub fn agrees_with_reference<B: MatrixBackend, R: MatrixBackend>(
+    backend: B,
+    reference: R,
+    tol: Tolerance,
+    max_n: usize,
+) {
+    for n in 1..=max_n {
+        let mut rng = SplitMix64::new(110_000 + n as u64);
+        let graph = score_graph(&random::normal_scores(&mut rng, n, 1.0, 0.0));
+        for rooting in Rooting::ALL {
+            let ctx = format!(
+                "{} vs {} {} n={n}",
+                backend.name(),
+                reference.name(),
+                rooting.name()
+            );
+            let truth = Model::new(reference.clone(), &graph, rooting)
+                .unwrap_or_else(|e| panic!("{ctx}: reference failed: {e}"));
+            let z = truth
+                .partition()
+                .unwrap_or_else(|e| panic!("{ctx}: reference Z failed: {e}"));
+            let model = model(&backend, &graph, rooting, &ctx);
+            let log_z = model
+                .log_partition()
+                .unwrap_or_else(|e| panic!("{ctx}: log_partition failed: {e}"));
+            assert_log_close(log_z, z.ln_abs(), tol.log_z, &ctx);
+            let expected = truth
+                .marginals()
+                .expect("reference marginals")
+                .map(Scalar::to_f64);
+            let mu = model
+                .marginals()
+                .unwrap_or_else(|e| panic!("{ctx}: marginals failed: {e}"));
+            check_marginals_f64(&mu, &expected, tol.marginal, &ctx);
+        }
+    }
+}
