@@ -12,7 +12,10 @@
 //!   Marginals are unchanged by the shift. The default for long sentences
 //!   and extreme scores.
 //!
-//! Both return an [`Lu`]. Its engine depends on the size: a plain row-major
+//! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
+//!   quantity (the independent check of hand-written gradients).
+//!
+//! Both real backends return an [`Lu`]. Its engine depends on the size: a plain row-major
 //! LU below [`CROSSOVER`] (most sentences), faer's blocked LU from there on;
 //! [`Lu::with_engine`] forces one. Costs: factorisation `≈ 2n³/3` flops,
 //! determinant and log-determinant `O(n)` from the pivots, solves `2n²` per
@@ -60,11 +63,13 @@
 //! ```
 
 mod adjugate;
+mod complex;
 mod dense;
 mod lu;
 mod plain;
 mod scaled;
 
+pub use complex::{Complex, ComplexLu};
 pub use lu::{Engine, Lu, CROSSOVER};
 
 use spantree_core::{Matrix, MatrixBackend};
