@@ -148,28 +148,6 @@ pub fn log_sum_exp(values: impl IntoIterator<Item = f64> + Clone) -> f64 {
         .ln()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn log_sum_exp_survives_huge_scores() {
-        // ln(2 e^{1e4}) = 1e4 + ln 2: the identity, no overflow.
-        let v = log_sum_exp([1e4, 1e4]);
-        assert_eq!(v, 1e4 + std::f64::consts::LN_2);
-        assert_eq!(log_sum_exp([f64::NEG_INFINITY; 3]), f64::NEG_INFINITY);
-        assert_eq!(log_sum_exp(std::iter::empty::<f64>()), f64::NEG_INFINITY);
-    }
-
-    #[test]
-    fn sign_of_products() {
-        assert_eq!(Sign::Negative.times(Sign::Negative), Sign::Positive);
-        assert_eq!(Sign::Negative.times(Sign::Positive), Sign::Negative);
-        assert_eq!(Sign::Zero.times(Sign::Negative), Sign::Zero);
-        assert_eq!(Sign::of_f64(f64::NAN), None);
-    }
-}
-
 /// Complex numbers, for complex-step differentiation
 /// `f'(x) ≈ Im f(x + ih) / h` (exact to first order for analytic `f`, with no
 /// cancellation, so `h = 1e-30` is fine). Signs and `f64` conversion read the
@@ -208,5 +186,27 @@ impl Transcendental for num_complex::Complex64 {
     }
     fn exp(&self) -> Self {
         num_complex::Complex64::exp(*self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_sum_exp_survives_huge_scores() {
+        // ln(2 e^{1e4}) = 1e4 + ln 2: the identity, no overflow.
+        let v = log_sum_exp([1e4, 1e4]);
+        assert_eq!(v, 1e4 + std::f64::consts::LN_2);
+        assert_eq!(log_sum_exp([f64::NEG_INFINITY; 3]), f64::NEG_INFINITY);
+        assert_eq!(log_sum_exp(std::iter::empty::<f64>()), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn sign_of_products() {
+        assert_eq!(Sign::Negative.times(Sign::Negative), Sign::Positive);
+        assert_eq!(Sign::Negative.times(Sign::Positive), Sign::Negative);
+        assert_eq!(Sign::Zero.times(Sign::Negative), Sign::Zero);
+        assert_eq!(Sign::of_f64(f64::NAN), None);
     }
 }
