@@ -47,8 +47,48 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
     l
 }
 
-/// `∂Z/∂w` for every arc, in the `(n+1) × (n+1)` layout, from `G = adj(L)ᵀ`
-/// read through Jacobi's formula `∂Z/∂L[i][j] = adj(L)[j][i]` (DESIGN.md §1.2).
+/// The entries `(i, j, sign)` of the `n × n` Laplacian (0-based words) that
+/// the weight of arc `h → m` enters, with `sign = ±1`: `L = Σ_e w_e Σ sign · E_ij`.
+///
+/// * multi-root: `ρ[m]` enters `(m, m)`; `A[h][m]` enters `(m, m)` with `+`
+///   and `(h, m)` with `−`;
+/// * single-root: as multi-root, except that row `0` (word 1) holds the root
+///   weights, `ρ[m]` entering `(0, m)`, and word arcs do not enter row `0`.
+///
+/// Every arc touches at most two entries, both in column `m`: `Z` is linear
+/// in each column (DESIGN.md §1.1). Cost `O(1)`.
+pub fn arc_entries(rooting: Rooting, h: usize, m: usize) -> [Option<(usize, usize, i8)>; 2] {
+    let j = m - 1;
+    if h == 0 {
+        return match rooting {
+            Rooting::Multi => [Some((j, j, 1)), None],
+            Rooting::Single => [Some((0, j, 1)), None],
+        };
+    }
+    let i = h - 1;
+    let single = rooting == Rooting::Single;
+    [
+        (!single || j != 0).then_some((j, j, 1)),
+        (!single || i != 0).then_some((i, j, -1)),
+    ]
+}
+
+/// `Σ_{(i,j,σ) ∈ arc_entries(h, m)} σ · M[j][i]`: the arc's share of
+/// `⟨Mᵀ, dL⟩`, or `∂Z/∂w_{hm}` when `M = adj L` (Jacobi). `O(1)`.
+fn read_entries<S: Scalar>(m_: &Matrix<S>, rooting: Rooting, h: usize, m: usize) -> S {
+    let mut d = S::zero();
+    for (i, j, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
+        if sign > 0 {
+            d += &m_[(j, i)];
+        } else {
+            d -= &m_[(j, i)];
+        }
+    }
+    d
+}
+
+/// `∂Z/∂w` for every arc, in the `(n+1) × (n+1)` layout, from `adj(L)` read
+/// through Jacobi's formula `∂Z/∂L[i][j] = adj(L)[j][i]` (DESIGN.md §1.2).
 ///
 /// With `adj` the adjugate (or `Z · X` for `X = L⁻¹`), 0-based words `i, j`:
 /// * multi-root: `∂Z/∂ρ[m] = adj[m][m]`, `∂Z/∂A[h][m] = adj[m][m] − adj[m][h]`;
@@ -60,23 +100,8 @@ pub fn weight_gradient<S: Scalar>(adj: &Matrix<S>, rooting: Rooting) -> Matrix<S
     let n = adj.rows();
     let mut g = Matrix::zeros(n + 1, n + 1);
     for m in 1..=n {
-        let j = m - 1;
-        g[(0, m)] = match rooting {
-            Rooting::Multi => adj[(j, j)].clone(),
-            Rooting::Single => adj[(j, 0)].clone(),
-        };
-        for h in 1..=n {
-            if h == m {
-                continue;
-            }
-            let i = h - 1;
-            let own = rooting == Rooting::Multi || j != 0;
-            let cross = rooting == Rooting::Multi || i != 0;
-            let mut d = if own { adj[(j, j)].clone() } else { S::zero() };
-            if cross {
-                d -= &adj[(j, i)];
-            }
-            g[(h, m)] = d;
+        for h in (0..=n).filter(|&h| h != m) {
+            g[(h, m)] = read_entries(adj, rooting, h, m);
         }
     }
     g
@@ -90,21 +115,13 @@ pub fn weight_gradient_adjoint<S: Scalar>(seed: &Matrix<S>, rooting: Rooting) ->
     let n = seed.rows() - 1;
     let mut c = Matrix::zeros(n, n);
     for m in 1..=n {
-        let j = m - 1;
-        match rooting {
-            Rooting::Multi => c[(j, j)] += &seed[(0, m)],
-            Rooting::Single => c[(j, 0)] += &seed[(0, m)],
-        }
-        for h in 1..=n {
-            if h == m || seed[(h, m)].is_zero() {
-                continue;
-            }
-            let i = h - 1;
-            if rooting == Rooting::Multi || j != 0 {
-                c[(j, j)] += &seed[(h, m)];
-            }
-            if rooting == Rooting::Multi || i != 0 {
-                c[(j, i)] -= &seed[(h, m)];
+        for h in (0..=n).filter(|&h| h != m && !seed[(h, m)].is_zero()) {
+            for (i, j, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
+                if sign > 0 {
+                    c[(j, i)] += &seed[(h, m)];
+                } else {
+                    c[(j, i)] -= &seed[(h, m)];
+                }
             }
         }
     }
