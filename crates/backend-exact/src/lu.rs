@@ -1,7 +1,5 @@
 //! Fraction-free (Bareiss) LU over the integers, for exact rational matrices.
 
-use std::sync::OnceLock;
-
 use rug::{Assign, Integer};
 use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
 
@@ -37,6 +35,13 @@ use crate::Rational;
 /// a fraction-free back substitution that yields `det(P M) · x`, an integer
 /// vector (Cramer's rule); one rational division per entry ends it.
 ///
+/// Transposed solves reuse the same factors, never a second elimination:
+/// every Bareiss entry `a⁽ᵏ⁾[i][j]` is a minor of `P M` (leading `k` rows
+/// and columns, bordered by row `i` and column `j`), so transposing swaps
+/// `i` and `j`, and the unpivoted Bareiss factors of `(P M)ᵀ` are the stored
+/// array read transposed (same pivots). `Aᵀ x = b` is
+/// `(P M)ᵀ (P x) = D b` with `D = diag(d)`.
+///
 /// The adjugate is exact for every matrix (see [`Factorization::adjugate`]
 /// on this type).
 ///
@@ -53,7 +58,7 @@ use crate::Rational;
 #[derive(Debug)]
 pub struct ExactLu {
     n: usize,
-    /// `A` as given: the transpose and bordered factorisations start from it.
+    /// `A` as given: the bordered factorisation of the adjugate starts from it.
     original: Matrix<Rational>,
     /// `d_j`: `M = A · diag(d)` is an integer matrix.
     col_scale: Vec<rug::Rational>,
@@ -73,7 +78,6 @@ pub struct ExactLu {
     /// non-singular matrix, so `adj(A)[c][r] ≠ 0`.
     deficient: Option<(usize, usize)>,
     det: Rational,
-    transpose: OnceLock<Box<ExactLu>>,
 }
 
 fn lcm_denominators_over_gcd_numerators<'a>(
@@ -195,7 +199,6 @@ impl ExactLu {
             zero_pivot,
             deficient,
             det,
-            transpose: OnceLock::new(),
         }
     }
 
@@ -222,18 +225,35 @@ impl ExactLu {
         }
     }
 
-    /// `det(P M) · M⁻¹ B` for an integer right-hand side `B` (`n × k`,
-    /// row-major, rows in the original order). Requires `rank == n`.
-    fn solve_integer(&self, b: Vec<Integer>, k: usize) -> Vec<Integer> {
-        let n = self.n;
-        // Permute: row i of the work array is row perm[i] of B.
-        let mut slots: Vec<Option<Integer>> = b.into_iter().map(Some).collect();
-        let mut w: Vec<Integer> = Vec::with_capacity(n * k);
-        for &p in &self.perm {
-            for c in 0..k {
-                w.push(slots[p * k + c].take().expect("perm is a permutation"));
-            }
+    /// Entry `(i, j)` of the factor array of `P M`, or of `(P M)ᵀ` (the same
+    /// array read transposed; see the type's docs).
+    fn factor(&self, i: usize, j: usize, transposed: bool) -> &Integer {
+        if transposed {
+            &self.lu[j * self.n + i]
+        } else {
+            &self.lu[i * self.n + j]
         }
+    }
+
+    /// `det(P M) · M⁻¹ B`, or `det(P M) · M⁻ᵀ B` when `transposed`, for an
+    /// integer right-hand side `B` (`n × k`, row-major, rows in the original
+    /// order; so is the result). Requires `rank == n`.
+    fn solve_integer(&self, b: Vec<Integer>, k: usize, transposed: bool) -> Vec<Integer> {
+        let n = self.n;
+        // M x = B is (P M) x = P B: row i of the work array is row perm[i]
+        // of B. Mᵀ x = B is (P M)ᵀ (P x) = B: B as is, x permuted at the end.
+        let mut w: Vec<Integer> = if transposed {
+            b
+        } else {
+            let mut slots: Vec<Option<Integer>> = b.into_iter().map(Some).collect();
+            let mut w = Vec::with_capacity(n * k);
+            for &p in &self.perm {
+                for c in 0..k {
+                    w.push(slots[p * k + c].take().expect("perm is a permutation"));
+                }
+            }
+            w
+        };
         let (mut t1, mut t2) = (Integer::new(), Integer::new());
         let one = Integer::from(1);
         // Forward: the same fraction-free row operations as the elimination.
@@ -247,7 +267,7 @@ impl ExactLu {
             let (top, bottom) = w.split_at_mut((s + 1) * k);
             let ws = &top[s * k..];
             for (i, row) in (s + 1..n).zip(bottom.chunks_exact_mut(k)) {
-                let lis = &self.lu[i * n + s];
+                let lis = self.factor(i, s, transposed);
                 for (wij, wsj) in row.iter_mut().zip(ws) {
                     t1.assign(pss * &*wij);
                     if *lis != 0 && *wsj != 0 {
@@ -273,7 +293,7 @@ impl ExactLu {
             for c in 0..k {
                 t1.assign(&det * &yi[c]);
                 for j in i + 1..n {
-                    let uij = &self.lu[i * n + j];
+                    let uij = self.factor(i, j, transposed);
                     let yj = &tail[(j - i - 1) * k + c];
                     if *uij != 0 && *yj != 0 {
                         t2.assign(uij * yj);
@@ -284,12 +304,33 @@ impl ExactLu {
                 std::mem::swap(&mut yi[c], &mut t1);
             }
         }
-        w
+        if !transposed {
+            return w;
+        }
+        // Row i of the work array is row perm[i] of x.
+        let mut slots: Vec<Option<Integer>> = w.into_iter().map(Some).collect();
+        let mut x = vec![Integer::new(); n * k];
+        for (i, &p) in self.perm.iter().enumerate() {
+            for c in 0..k {
+                x[p * k + c] = slots[i * k + c].take().expect("each row moved once");
+            }
+        }
+        x
     }
 
-    /// `A⁻¹ B` for a rational `B`, exactly.
-    fn solve_rational(&self, rhs: &Matrix<Rational>) -> Matrix<Rational> {
+    /// `A⁻¹ B`, or `A⁻ᵀ B` when `transposed`, for a rational `B`, exactly.
+    fn solve_rational(&self, rhs: &Matrix<Rational>, transposed: bool) -> Matrix<Rational> {
         let (n, k) = (self.n, rhs.cols());
+        // A = M D⁻¹, so Aᵀ x = b is Mᵀ x = D b.
+        let scaled;
+        let rhs = if transposed {
+            scaled = Matrix::from_fn(n, k, |i, c| {
+                Rational(rug::Rational::from(&rhs[(i, c)].0 * &self.col_scale[i]))
+            });
+            &scaled
+        } else {
+            rhs
+        };
         // Column c of B times its denominators' lcm is an integer column.
         let rhs_scale: Vec<Integer> = (0..k)
             .map(|c| {
@@ -310,8 +351,9 @@ impl ExactLu {
                 b.push(x.numer() * Integer::from(l / x.denom()));
             }
         }
-        let y = self.solve_integer(b, k);
-        // A = M D⁻¹, so A⁻¹ B = D · M⁻¹ B = D · y / (det(PM) · l).
+        let y = self.solve_integer(b, k, transposed);
+        // A = M D⁻¹, so A⁻¹ B = D · M⁻¹ B = D · y / (det(PM) · l), and
+        // A⁻ᵀ B = M⁻ᵀ D B = y / (det(PM) · l).
         let det = if n == 0 {
             Integer::from(1)
         } else {
@@ -320,18 +362,16 @@ impl ExactLu {
         let mut out = Vec::with_capacity(n * k);
         for (idx, yi) in y.into_iter().enumerate() {
             let (i, c) = (idx / k, idx % k);
-            let s = &self.col_scale[i];
+            let den = Integer::from(&det * &rhs_scale[c]);
             // One canonicalisation (GCD) per entry: half the cost of an inverse.
-            let num = yi * s.numer();
-            let den = Integer::from(&det * &rhs_scale[c]) * s.denom();
-            out.push(Rational(rug::Rational::from((num, den))));
+            out.push(Rational(if transposed {
+                rug::Rational::from((yi, den))
+            } else {
+                let s = &self.col_scale[i];
+                rug::Rational::from((yi * s.numer(), den * s.denom()))
+            }));
         }
         Matrix::from_row_major(n, k, out)
-    }
-
-    fn transposed(&self) -> &ExactLu {
-        self.transpose
-            .get_or_init(|| Box::new(ExactLu::new(self.original.transpose())))
     }
 }
 
@@ -375,11 +415,13 @@ impl Factorization for ExactLu {
             self.n,
             "solve: right-hand side has the wrong row count"
         );
-        *rhs = self.solve_rational(rhs);
+        *rhs = self.solve_rational(rhs, false);
         Ok(())
     }
 
-    /// Factorises `Aᵀ` on first use (`O(n³)` once), then solves with it.
+    /// Exact, with the factors of `A` read transposed (no second
+    /// elimination; see the type's docs): `O(n² k)` integer operations,
+    /// then one reduction per entry.
     ///
     /// # Errors
     /// [`Numerical::Singular`] exactly when `det A = 0`.
@@ -395,7 +437,7 @@ impl Factorization for ExactLu {
             self.n,
             "solve: right-hand side has the wrong row count"
         );
-        *rhs = self.transposed().solve_rational(rhs);
+        *rhs = self.solve_rational(rhs, true);
         Ok(())
     }
 
@@ -420,7 +462,7 @@ impl Factorization for ExactLu {
     ///   −adj(A)[c][r] ≠ 0`, `B` is invertible; its last column is
     ///   `[x / x_c; 0]` and its last row `[yᵀ / y_r, 0]`, so
     ///   `adj A = −det B · B⁻¹[0..n, n] · B⁻¹[n, 0..n]`. (One factorisation
-    ///   of `B` and of `Bᵀ`.)
+    ///   of `B`, one solve with `B` and one with `Bᵀ`.)
     /// * rank `≤ n − 2`: every `(n−1)`-minor vanishes, `adj A = 0`.
     ///
     /// ```
@@ -444,7 +486,7 @@ impl Factorization for ExactLu {
                 }
             }
             // y = det(PM) · M⁻¹ = ± adj(M);  adj(A) = D adj(M) / Π d.
-            let y = self.solve_integer(identity, n);
+            let y = self.solve_integer(identity, n, false);
             let mut denominator = rug::Rational::from(1);
             for s in &self.col_scale {
                 denominator *= s;
