@@ -1,8 +1,10 @@
 //! # spantree-exact
 //!
-//! The exact backend of spantree: rational arithmetic (GMP, through
-//! [`rug`]) with no rounding anywhere, so `Z`, the marginals and the
-//! gradient of a graph come out as exact fractions. Every finite `f64` is a
+//! The reference backends of spantree, on GMP and MPFR through [`rug`].
+//!
+//! The exact backend uses rational arithmetic with no rounding anywhere, so
+//! `Z`, the marginals and the gradient of a graph come out as exact
+//! fractions. Every finite `f64` is a
 //! dyadic rational and converts exactly, which makes this backend the
 //! reference that gives any floating-point result its true error in bits
 //! (DESIGN.md §2).
@@ -15,6 +17,17 @@
 //! * [`ExactLu`]: its factorisation, a fraction-free (Bareiss) LU over the
 //!   integers after scaling each column to integers; exact `det`, solves,
 //!   inverse, and an adjugate that is exact for singular matrices too.
+//!
+//! Logarithms are not rational, so entropy-type quantities get their
+//! reference value from the high-precision float backend instead:
+//!
+//! * [`BigFloat<BITS>`]: a newtype over [`rug::Float`] with `BITS` bits of
+//!   significand, implementing [`spantree_core::Scalar`] and
+//!   [`spantree_core::Transcendental`] (`ln`, `exp` correctly rounded).
+//! * [`HighPrecision<BITS>`]: its [`MatrixBackend`]; scores become weights
+//!   through `e^θ` at `BITS` bits, and nothing is shifted.
+//! * [`PartialPivLu`]: LU with partial pivoting, generic over any
+//!   [`spantree_core::Scalar`], its factorisation.
 //!
 //! Cost: `O(n³)` operations on integers of `O(n b)` bits for `b`-bit input.
 //! For a multi-root Laplacian of random `f64` weights in `[0, 1)`, `det`
@@ -36,10 +49,14 @@
 //! # Ok::<(), spantree_core::Error>(())
 //! ```
 
+mod float;
 mod lu;
+mod plu;
 mod rational;
 
+pub use float::{BigFloat, HighPrecision};
 pub use lu::ExactLu;
+pub use plu::PartialPivLu;
 pub use rational::{NotFiniteError, ParseRationalError, Rational, MAX_DECIMAL_EXPONENT};
 /// The `rug` version this crate is built against, for matching types.
 pub use rug;
