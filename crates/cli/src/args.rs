@@ -52,14 +52,18 @@ pub struct InferArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Log)]
     pub backend: BackendArg,
 
-    /// Comma-separated quantities to compute. label_marginals is only
-    /// produced for labeled input, and is added there automatically when
-    /// marginals are requested.
+    /// Comma-separated quantities to compute: log_z, marginals,
+    /// label_marginals, entropy, cross_entropy, kl, renyi:ALPHA, lp_norm:K,
+    /// expected_attachment, ge, and the gradients grad_entropy,
+    /// grad_cross_entropy, grad_kl, grad_expected_attachment, grad_ge (see
+    /// QUANTITIES below for the line fields they read). label_marginals is
+    /// only produced for labeled input, and is added there automatically
+    /// when marginals are requested.
     #[arg(
         long,
-        value_enum,
         value_delimiter = ',',
         value_name = "LIST",
+        value_parser = parse_quantity,
         default_value = "log_z,marginals"
     )]
     pub quantities: Vec<Quantity>,
@@ -73,8 +77,9 @@ pub struct InferArgs {
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// With --backend exact: print marginals as exact rational strings
-    /// ("p/q", or "p" for integers) instead of the nearest f64.
+    /// With --backend exact: print marginals, expected_attachment, ge and
+    /// gradients as exact rational strings ("p/q", or "p" for integers)
+    /// instead of the nearest f64.
     #[arg(long)]
     pub exact_output: bool,
 }
@@ -119,19 +124,271 @@ impl BackendArg {
     }
 }
 
-/// A quantity `infer` can compute; the output field has the same name.
+/// A quantity `infer` can compute; its output field has the name of
+/// [`Quantity::name`] (gradients of two-model quantities add a `_q` field).
 ///
-/// New quantities (entropy, best tree, samples) become new variants here and
-/// new arms in [`crate::record`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
-#[value(rename_all = "snake_case")]
+/// The order of the variants is the order of the output fields. A new
+/// quantity becomes a variant here, a row of [`QUANTITIES`] (its command-line
+/// name and parameter) and an arm in [`crate::record`]; parameters are parsed
+/// and checked here, so that a bad one is a usage error before any input is
+/// read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Quantity {
     /// ln Z as a number (plus z, an exact rational string, on the exact backend).
     LogZ,
     /// Arc marginals P(h → m in the tree), (n+1)×(n+1), 0 on non-arcs.
     Marginals,
-    /// Label marginals P(h → m with label l in the tree), [h][m][l]; labeled input only.
+    /// Label marginals P(h → m with label l in the tree), `[h][m][l]`; labeled input only.
     LabelMarginals,
+    /// Shannon entropy H(p) in nats.
+    Entropy,
+    /// ∂H(p)/∂θ.
+    GradEntropy,
+    /// Cross-entropy H(p, q) in nats; q from the line's `scores_q`/`weights_q`.
+    CrossEntropy,
+    /// ∂H(p, q)/∂θ_p and ∂H(p, q)/∂θ_q.
+    GradCrossEntropy,
+    /// KL(p ‖ q) in nats.
+    Kl,
+    /// ∂KL(p ‖ q)/∂θ_p and ∂KL(p ‖ q)/∂θ_q.
+    GradKl,
+    /// Rényi entropy of order α in nats.
+    Renyi(Order),
+    /// `‖p‖_k = (Σ_d p(d)^k)^{1/k}`.
+    LpNorm(Order),
+    /// Expected (labeled) attachment score against the line's `heads` (and `labels`).
+    ExpectedAttachment,
+    /// Its gradient.
+    GradExpectedAttachment,
+    /// The generalised-expectation objective `‖E[f] − t‖²` of the line's
+    /// `features` and `targets`.
+    Ge,
+    /// Its gradient.
+    GradGe,
+}
+
+/// What a quantity's command-line name may be followed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// Nothing: `entropy`.
+    None,
+    /// `:ALPHA`, finite and `≥ 0` (Rényi orders).
+    NonNegative(&'static str),
+    /// `:K`, finite and `> 0` (norm orders).
+    Positive(&'static str),
+}
+
+/// A row of [`QUANTITIES`]: command-line name, parameter, constructor (its
+/// argument is the parsed parameter, `0` when there is none).
+pub type QuantityName = (&'static str, Param, fn(Order) -> Quantity);
+
+/// Every quantity by command-line name.
+pub const QUANTITIES: &[QuantityName] = &[
+    ("log_z", Param::None, |_| Quantity::LogZ),
+    ("marginals", Param::None, |_| Quantity::Marginals),
+    ("label_marginals", Param::None, |_| Quantity::LabelMarginals),
+    ("entropy", Param::None, |_| Quantity::Entropy),
+    ("grad_entropy", Param::None, |_| Quantity::GradEntropy),
+    ("cross_entropy", Param::None, |_| Quantity::CrossEntropy),
+    ("grad_cross_entropy", Param::None, |_| {
+        Quantity::GradCrossEntropy
+    }),
+    ("kl", Param::None, |_| Quantity::Kl),
+    ("grad_kl", Param::None, |_| Quantity::GradKl),
+    ("renyi", Param::NonNegative("ALPHA"), Quantity::Renyi),
+    ("lp_norm", Param::Positive("K"), Quantity::LpNorm),
+    ("expected_attachment", Param::None, |_| {
+        Quantity::ExpectedAttachment
+    }),
+    ("grad_expected_attachment", Param::None, |_| {
+        Quantity::GradExpectedAttachment
+    }),
+    ("ge", Param::None, |_| Quantity::Ge),
+    ("grad_ge", Param::None, |_| Quantity::GradGe),
+];
+
+impl Quantity {
+    /// The output field (and command-line name, without its parameter).
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantity::LogZ => "log_z",
+            Quantity::Marginals => "marginals",
+            Quantity::LabelMarginals => "label_marginals",
+            Quantity::Entropy => "entropy",
+            Quantity::GradEntropy => "grad_entropy",
+            Quantity::CrossEntropy => "cross_entropy",
+            Quantity::GradCrossEntropy => "grad_cross_entropy",
+            Quantity::Kl => "kl",
+            Quantity::GradKl => "grad_kl",
+            Quantity::Renyi(_) => "renyi",
+            Quantity::LpNorm(_) => "lp_norm",
+            Quantity::ExpectedAttachment => "expected_attachment",
+            Quantity::GradExpectedAttachment => "grad_expected_attachment",
+            Quantity::Ge => "ge",
+            Quantity::GradGe => "grad_ge",
+        }
+    }
+
+    /// Whether the quantity needs `ln`/`exp` of the backend's scalar
+    /// ([`spantree_core::Transcendental`]), which exact rationals lack.
+    pub fn needs_logarithms(self) -> bool {
+        matches!(
+            self,
+            Quantity::Entropy
+                | Quantity::GradEntropy
+                | Quantity::CrossEntropy
+                | Quantity::GradCrossEntropy
+                | Quantity::Kl
+                | Quantity::GradKl
+                | Quantity::Renyi(_)
+                | Quantity::LpNorm(_)
+        )
+    }
+
+    /// The order of `renyi:ALPHA` or `lp_norm:K`.
+    pub fn order(self) -> Option<f64> {
+        match self {
+            Quantity::Renyi(o) | Quantity::LpNorm(o) => Some(o.0),
+            _ => None,
+        }
+    }
+}
+
+/// The numeric parameter of a quantity, ordered (and hashed) by value so that
+/// quantities sort and deduplicate; `-0` is stored as `0`.
+#[derive(Clone, Copy, Debug)]
+pub struct Order(f64);
+
+impl Order {
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl PartialEq for Order {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.total_cmp(&other.0).is_eq()
+    }
+}
+
+impl Eq for Order {}
+
+impl PartialOrd for Order {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Order {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl std::hash::Hash for Order {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+/// The known names, for messages: `log_z, …, renyi:ALPHA, …`.
+pub fn known_quantities() -> String {
+    QUANTITIES
+        .iter()
+        .map(|(name, param, _)| match param {
+            Param::None => (*name).to_owned(),
+            Param::NonNegative(p) | Param::Positive(p) => format!("{name}:{p}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Parses one item of `--quantities`: a name, and `:VALUE` for those that
+/// take a parameter.
+///
+/// # Errors
+/// A message for clap (exit status 2): an unknown name (listing the known
+/// ones), a missing, unexpected or out-of-domain parameter.
+pub fn parse_quantity(text: &str) -> Result<Quantity, String> {
+    let text = text.trim();
+    let (name, value) = match text.split_once(':') {
+        Some((name, value)) => (name.trim(), Some(value.trim())),
+        None => (text, None),
+    };
+    let Some(&(name, param, make)) = QUANTITIES.iter().find(|(n, _, _)| *n == name) else {
+        return Err(format!(
+            "unknown quantity {name:?}; known: {}",
+            known_quantities()
+        ));
+    };
+    let (placeholder, positive) = match param {
+        Param::None => {
+            return match value {
+                None => Ok(make(Order(0.0))),
+                Some(v) => Err(format!("{name} takes no parameter (got {name}:{v})")),
+            };
+        }
+        Param::NonNegative(p) => (p, false),
+        Param::Positive(p) => (p, true),
+    };
+    let domain = if positive {
+        "a finite number > 0"
+    } else {
+        "a finite number ≥ 0"
+    };
+    let Some(value) = value else {
+        return Err(format!(
+            "{name} needs its order: {name}:{placeholder}, where {placeholder} is {domain} (e.g. {name}:2)"
+        ));
+    };
+    let x: f64 = value
+        .parse()
+        .map_err(|_| format!("{name}:{placeholder}: {value:?} is not a number"))?;
+    let ok = x.is_finite() && if positive { x > 0.0 } else { x >= 0.0 };
+    if !ok {
+        return Err(format!(
+            "{name}:{placeholder}: {placeholder} must be {domain}, got {value}"
+        ));
+    }
+    // `+ 0.0` turns -0 into 0, so that renyi:-0 and renyi:0 are one quantity.
+    Ok(make(Order(x + 0.0)))
+}
+
+impl InferArgs {
+    /// Checks the combinations of options that clap cannot: `--exact-output`
+    /// needs the exact backend, the exact backend cannot take logarithms, and
+    /// a parameterised quantity has one output field, so one order per run.
+    ///
+    /// # Errors
+    /// A message for a usage error (exit status 2).
+    pub fn check(&self) -> Result<(), String> {
+        if self.exact_output && self.backend != BackendArg::Exact {
+            return Err("--exact-output needs --backend exact".into());
+        }
+        if self.backend == BackendArg::Exact {
+            if let Some(q) = self.quantities.iter().find(|q| q.needs_logarithms()) {
+                return Err(format!(
+                    "{} needs logarithms, which exact rationals do not have; \
+                     use --backend log or f64 for it (on --backend exact: log_z, \
+                     marginals, label_marginals, expected_attachment, ge and their gradients)",
+                    q.name()
+                ));
+            }
+        }
+        for (i, a) in self.quantities.iter().enumerate() {
+            for b in &self.quantities[i + 1..] {
+                if a.name() == b.name() && a != b {
+                    let (x, y) = (a.order().unwrap_or(0.0), b.order().unwrap_or(0.0));
+                    return Err(format!(
+                        "{} is asked with two orders ({x} and {y}); it has one output field, so give one order per run",
+                        a.name()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The long help of `infer`: formats, exit statuses and conversions.
@@ -150,10 +407,39 @@ OUTPUT: one JSON line per non-blank input line, in input order:
   {\"id\":…,\"n\":…,\"rooting\":…,\"backend\":…,\"log_z\":…,\"marginals\":[[…]]}
 \"id\" is null when the input has none. marginals use the input layout with 0
 on non-arcs; label_marginals are [h][m][label]. A line that cannot be read,
-is invalid, has no spanning tree or fails numerically becomes
+is invalid, has no spanning tree, lacks a field a quantity needs, or fails
+numerically becomes
   {\"id\":…,\"line\":k,\"error\":{\"kind\":\"…\",\"message\":\"…\"}}
 (k 1-based) and processing goes on. NaN or infinite results are never printed:
 they are errors of kind \"numerical\".
+
+QUANTITIES: each output field has the quantity's name; entropies are in nats.
+  entropy, renyi:ALPHA (ALPHA >= 0), lp_norm:K (K > 0; (sum_d p(d)^K)^(1/K)):
+      numbers. One order per run.
+  cross_entropy, kl: H(p, q) and KL(p || q), with q in the same line as
+      \"scores_q\" or \"weights_q\" (layout and null conventions of \"scores\"
+      and \"weights\"; either form, whatever the form of p). +infinity (p uses
+      an arc that q forbids) prints as null plus \"kl_infinite_arc\": [h, m]
+      (\"cross_entropy_infinite_arc\"; [h, m, label] on labeled graphs).
+  expected_attachment: (1/n) sum_m P(heads[m] -> m), with the reference tree
+      in the line as \"heads\": [h1, …, hn] (0 is the root); with
+      \"labels\": [l1, …, ln] (0-based label indices) the labeled score.
+  ge: the generalised-expectation objective ||E[f] - t||^2, with sparse arc
+      features \"features\": [[h, m, [v1, …, vF]], …] (arcs not listed are 0;
+      [h, m, label, [v1, …, vF]] for one label of a labeled graph) and
+      \"targets\": [t1, …, tF].
+  grad_entropy, grad_cross_entropy, grad_kl, grad_expected_attachment,
+  grad_ge: the gradient with respect to the scores θ = ln w of p (also for
+      weight input), in the (n+1)x(n+1) layout of marginals, [h][m][label] for
+      labeled graphs; grad_cross_entropy and grad_kl add the gradient with
+      respect to q's scores as grad_cross_entropy_q and grad_kl_q. On a line
+      where the divergence is +infinity they are an error record of kind
+      \"infinite_divergence\" naming the arc.
+Fields a quantity needs but the line lacks are errors of kind
+\"missing_field\"; fields no requested quantity reads are ignored. The exact
+backend computes log_z, marginals, expected_attachment, ge and their
+gradients exactly; the entropy-type quantities need logarithms and are a
+usage error there.
 
 EXACT BACKEND: a weight may also be a string, read exactly: a rational
 \"3/7\", an integer \"12\" or a decimal \"0.1\" or \"1e-30\". JSON numbers are
@@ -161,9 +447,12 @@ read as f64 and each f64 converts exactly to a rational (so the number 0.1
 means 3602879701896397/36028797018963968; write \"1/10\" or \"0.1\" for one
 tenth). Scores become weights through f64 exp, then convert exactly.
 Output adds \"z\", the exact partition function as a rational string
-(\"p/q\", or \"p\" when the denominator is 1); marginals are the exact values
-rounded to the nearest f64, or rational strings with --exact-output.
+(\"p/q\", or \"p\" when the denominator is 1); marginals, expected_attachment,
+ge and the gradients are the exact values rounded to the nearest f64, or
+rational strings with --exact-output. Feature values and targets may be
+rational strings too.
 
 EXIT STATUS: 0 when every line succeeded, 1 when some line became an error
-record (stderr says how many), 2 for usage errors and unreadable input or
-unwritable output.";
+record (stderr says how many), 2 for usage errors (an unknown
+quantity, a bad or repeated order, an entropy-type quantity on the exact
+backend, …) and unreadable input or unwritable output.";

@@ -2,7 +2,7 @@
 //! readable report.
 //!
 //! The report is a list of sections ([`SECTIONS`]), each a function of the
-//! [`Demo`] context; entropy, the best tree and samples become new sections.
+//! [`Demo`] context; the best tree and samples become new sections.
 
 use std::io::{self, Write};
 
@@ -78,7 +78,7 @@ impl Demo {
 pub type Section = fn(&Demo, &mut dyn Write) -> Result<(), DemoError>;
 
 /// The sections of the report, in order.
-pub const SECTIONS: &[Section] = &[header, partition, marginal_table];
+pub const SECTIONS: &[Section] = &[header, partition, entropy, marginal_table];
 
 /// A failure of the demo: output or (never expected) the library.
 #[derive(Debug)]
@@ -146,6 +146,23 @@ fn partition(demo: &Demo, out: &mut dyn Write) -> Result<(), DemoError> {
     )?;
     writeln!(out, "  single-root  {:>10.6}", demo.single.log_partition()?)?;
     writeln!(out, "  multi-root   {:>10.6}", demo.multi.log_partition()?)?;
+    Ok(())
+}
+
+fn entropy(demo: &Demo, out: &mut dyn Write) -> Result<(), DemoError> {
+    let n = (demo.labels.len() - 1) as f64;
+    writeln!(
+        out,
+        "Entropy of the tree distribution, H = -Σ_d p(d) ln p(d) (bits/word: H / (n ln 2))"
+    )?;
+    for (name, model) in [("single-root", &demo.single), ("multi-root ", &demo.multi)] {
+        let h = model.entropy()?;
+        writeln!(
+            out,
+            "  {name}  entropy: {h:.6} nats ({:.4} bits/word)",
+            h / (n * std::f64::consts::LN_2)
+        )?;
+    }
     Ok(())
 }
 

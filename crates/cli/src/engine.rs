@@ -1,8 +1,12 @@
 //! What the command needs of a backend beyond [`MatrixBackend`]: reading a
-//! weight written as a string, and printing a value as JSON, exactly where
-//! the number type is exact.
+//! weight written as a string, printing a value as JSON, exactly where the
+//! number type is exact, and the quantities that need logarithms where the
+//! number type has them.
 
-use spantree_core::{MatrixBackend, Numerical, Scalar};
+use spantree_core::{
+    Divergence, Error, GradientPair, Graph, Matrix, MatrixBackend, Model, Numerical, Rooting,
+    Scalar, Transcendental,
+};
 
 /// A backend the command can run on.
 pub trait Engine: MatrixBackend {
@@ -21,6 +25,25 @@ pub trait Engine: MatrixBackend {
     /// backends; `None` on floating-point ones.
     fn exact_text(x: &Self::Scalar) -> Option<String>;
 
+    /// The quantities that need `ln` and `exp` of the scalar, or `None` when
+    /// it has neither (exact rationals): the command cannot name the bound
+    /// `Scalar: Transcendental` generically, so each backend says here.
+    fn logarithms() -> Option<Logarithms<Self>> {
+        None
+    }
+
+    /// The model of a graph given by weights in the backend's scalar.
+    ///
+    /// # Errors
+    /// As [`Model::from_scalar_graph`].
+    fn weights_model(
+        &self,
+        graph: &Graph<Self::Scalar>,
+        rooting: Rooting,
+    ) -> Result<Model<Self>, Error> {
+        Model::from_scalar_graph(self.clone(), graph, rooting)
+    }
+
     /// Appends `x` as a JSON value: a number (the nearest `f64`), or with
     /// `exact` on an exact backend a rational string.
     ///
@@ -34,6 +57,55 @@ pub trait Engine: MatrixBackend {
             }
         }
         write_f64(x.to_f64(), out)
+    }
+}
+
+/// A quantity of one model.
+pub type OfModel<B, T> = fn(&Model<B>) -> Result<T, Error>;
+/// A quantity of one model and a parameter.
+pub type OfModelAnd<B, T> = fn(&Model<B>, f64) -> Result<T, Error>;
+/// A quantity of two models `p` and `q`.
+pub type OfTwo<B, T> = fn(&Model<B>, &Model<B>) -> Result<T, Error>;
+/// One matrix per label.
+pub type Gradient<B> = Vec<Matrix<<B as MatrixBackend>::Scalar>>;
+
+/// The quantities of [`spantree_core::information`] that need
+/// [`Transcendental`], as plain functions of one backend's models.
+pub struct Logarithms<B: MatrixBackend> {
+    /// [`Model::entropy`].
+    pub entropy: OfModel<B, B::Scalar>,
+    /// [`Model::grad_entropy`].
+    pub grad_entropy: OfModel<B, Gradient<B>>,
+    /// [`Model::cross_entropy`].
+    pub cross_entropy: OfTwo<B, Divergence<B::Scalar>>,
+    /// [`Model::grad_cross_entropy`].
+    pub grad_cross_entropy: OfTwo<B, GradientPair<B::Scalar>>,
+    /// [`Model::kl_divergence`].
+    pub kl: OfTwo<B, Divergence<B::Scalar>>,
+    /// [`Model::grad_kl_divergence`].
+    pub grad_kl: OfTwo<B, GradientPair<B::Scalar>>,
+    /// [`Model::renyi_entropy`].
+    pub renyi: OfModelAnd<B, B::Scalar>,
+    /// [`Model::lp_norm`].
+    pub lp_norm: OfModelAnd<B, B::Scalar>,
+}
+
+impl<B: MatrixBackend> Logarithms<B>
+where
+    B::Scalar: Transcendental,
+{
+    /// The library's methods.
+    pub fn of_library() -> Self {
+        Logarithms {
+            entropy: Model::entropy,
+            grad_entropy: Model::grad_entropy,
+            cross_entropy: Model::cross_entropy,
+            grad_cross_entropy: Model::grad_cross_entropy,
+            kl: Model::kl_divergence,
+            grad_kl: Model::grad_kl_divergence,
+            renyi: Model::renyi_entropy,
+            lp_norm: Model::lp_norm,
+        }
     }
 }
 
@@ -69,6 +141,13 @@ impl Engine for spantree_faer::F64 {
     fn exact_text(_: &f64) -> Option<String> {
         None
     }
+    fn logarithms() -> Option<Logarithms<Self>> {
+        Some(Logarithms::of_library())
+    }
+    // `Model::new` keeps the f64 graph, which Rényi entropies and norms need.
+    fn weights_model(&self, graph: &Graph<f64>, rooting: Rooting) -> Result<Model<Self>, Error> {
+        Model::new(*self, graph, rooting)
+    }
 }
 
 impl Engine for spantree_faer::LogF64 {
@@ -78,6 +157,13 @@ impl Engine for spantree_faer::LogF64 {
     }
     fn exact_text(_: &f64) -> Option<String> {
         None
+    }
+    fn logarithms() -> Option<Logarithms<Self>> {
+        Some(Logarithms::of_library())
+    }
+    // `Model::new` keeps the f64 graph, which Rényi entropies and norms need.
+    fn weights_model(&self, graph: &Graph<f64>, rooting: Rooting) -> Result<Model<Self>, Error> {
+        Model::new(*self, graph, rooting)
     }
 }
 

@@ -8,7 +8,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
-use spantree_core::{ArcRef, Error, Graph, NoTree, Numerical, Scalar};
+use spantree_core::{ArcFeatures, ArcRef, Error, Graph, NoTree, Numerical, Scalar};
 
 use crate::engine::Engine;
 
@@ -29,6 +29,20 @@ impl LineError {
             kind: "parse",
             message: message.into(),
         }
+    }
+
+    /// A field the requested quantities need is absent (or `null`).
+    pub fn missing(field: &str, why: &str) -> Self {
+        LineError {
+            kind: "missing_field",
+            message: format!("missing {field:?}: {why}"),
+        }
+    }
+
+    /// The same error with `context` before its message.
+    pub fn within(mut self, context: &str) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
     }
 }
 
@@ -52,6 +66,11 @@ impl From<Error> for LineError {
             Error::Overflow { .. } => "overflow",
             Error::NoSpanningTree(_) => "no_spanning_tree",
             Error::Numerical(_) => "numerical",
+            Error::NoSuchArc { .. } => "no_such_arc",
+            Error::FeatureIndex { .. } => "feature_index",
+            Error::Mismatch { .. } => "mismatch",
+            Error::Parameter { .. } => "parameter",
+            Error::Unsupported(_) => "unsupported",
             _ => "other",
         };
         LineError {
@@ -109,6 +128,26 @@ pub struct RawLine {
     /// Non-negative weights.
     #[serde(default)]
     pub weights: Option<RawMatrix>,
+    /// The second distribution `q` of cross-entropy and KL, as scores…
+    /// (these fields are read only when a quantity needs them: see
+    /// [`build_q_graph`], [`reference_tree`], [`ge_inputs`]).
+    #[serde(default)]
+    pub scores_q: Option<Value>,
+    /// …or as weights.
+    #[serde(default)]
+    pub weights_q: Option<Value>,
+    /// The reference head of every word, for the attachment score.
+    #[serde(default)]
+    pub heads: Option<Value>,
+    /// The reference label of every word, for the labeled attachment score.
+    #[serde(default)]
+    pub labels: Option<Value>,
+    /// Sparse arc features for GE: `[[h, m, [v…]], [h, m, ℓ, [v…]], …]`.
+    #[serde(default)]
+    pub features: Option<Value>,
+    /// GE targets, one per feature.
+    #[serde(default)]
+    pub targets: Option<Value>,
 }
 
 /// Just the id of a line whose body could not be read: error records keep it.
@@ -341,6 +380,14 @@ impl<S: Scalar> LineGraph<S> {
             LineGraph::Weights(g) => g.is_labeled(),
         }
     }
+
+    /// The number of labels (`1` for unlabeled graphs).
+    pub fn labels(&self) -> usize {
+        match self {
+            LineGraph::Scores(g) => g.labels(),
+            LineGraph::Weights(g) => g.labels(),
+        }
+    }
 }
 
 /// Validates a parsed line into a graph for backend `E`.
@@ -351,6 +398,46 @@ impl<S: Scalar> LineGraph<S> {
 /// [`Graph`] validation raised, with its message naming the arc.
 pub fn build_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
     match (&line.scores, &line.weights) {
+        (Some(_), Some(_)) => Err(LineError::parse(
+            "give either \"scores\" or \"weights\", not both",
+        )),
+        (None, None) => Err(LineError::parse(
+            "missing \"scores\" or \"weights\" (an (n+1)×(n+1) matrix)",
+        )),
+        (scores, weights) => graph_of::<E>(scores.as_ref(), weights.as_ref()),
+    }
+}
+
+/// The graph of `q` from `"scores_q"` or `"weights_q"` (either form,
+/// whichever form `p` has), with the conventions of [`build_graph`].
+///
+/// # Errors
+/// `"missing_field"` when neither is given, `"parse"` when both are; as
+/// [`build_graph`] otherwise, the message prefixed with the field.
+pub fn build_q_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
+    let read = |v: &Value, field: &str| {
+        RawMatrix::deserialize(v).map_err(|e| LineError::parse(json_message(&e)).within(field))
+    };
+    match (&line.scores_q, &line.weights_q) {
+        (Some(_), Some(_)) => Err(LineError::parse(
+            "give either \"scores_q\" or \"weights_q\", not both",
+        )),
+        (None, None) => Err(LineError::missing(
+            "scores_q",
+            "cross_entropy and kl need q as \"scores_q\" (or \"weights_q\"), in the layout of \"scores\"",
+        )),
+        (Some(v), None) => graph_of::<E>(Some(&read(v, "in \"scores_q\"")?), None)
+            .map_err(|e| e.within("in \"scores_q\"")),
+        (None, Some(v)) => graph_of::<E>(None, Some(&read(v, "in \"weights_q\"")?))
+            .map_err(|e| e.within("in \"weights_q\"")),
+    }
+}
+
+fn graph_of<E: Engine>(
+    scores: Option<&RawMatrix>,
+    weights: Option<&RawMatrix>,
+) -> Result<LineGraph<E::Scalar>, LineError> {
+    match (scores, weights) {
         (Some(m), None) => {
             let read = |e: &Entry, arc: ArcRef| match e {
                 Entry::Null => Ok(f64::NEG_INFINITY),
@@ -378,11 +465,9 @@ pub fn build_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, Li
                 Table::Labeled(rows) => LineGraph::Weights(Graph::from_labeled_weights(&rows)?),
             })
         }
-        (Some(_), Some(_)) => Err(LineError::parse(
-            "give either \"scores\" or \"weights\", not both",
-        )),
-        (None, None) => Err(LineError::parse(
-            "missing \"scores\" or \"weights\" (an (n+1)×(n+1) matrix)",
+        // `build_graph` and `build_q_graph` pass exactly one of the two.
+        _ => Err(LineError::parse(
+            "give exactly one of \"scores\" and \"weights\"",
         )),
     }
 }
@@ -514,4 +599,193 @@ fn show(e: &Entry) -> String {
         Entry::Number(x) => x.to_string(),
         Entry::Text(t) => format!("{t:?}"),
     }
+}
+
+// ------------------------------------------- the fields some quantities read
+
+/// The reference tree of the attachment score: `"heads"` (`heads[i]` is the
+/// head of word `i + 1`, `0` the root) and, when given, `"labels"` (label
+/// indices, `0`-based). Their lengths and arcs are checked against the graph
+/// by the library ([`Error::Mismatch`], [`Error::NoSuchArc`]).
+///
+/// # Errors
+/// `"missing_field"` without `"heads"`; `"parse"` naming the position of an
+/// entry that is not a non-negative integer.
+pub fn reference_tree(line: &RawLine) -> Result<(Vec<usize>, Option<Vec<usize>>), LineError> {
+    let Some(heads) = &line.heads else {
+        return Err(LineError::missing(
+            "heads",
+            "expected_attachment needs the reference heads, \"heads\": [h1, …, hn]",
+        ));
+    };
+    let heads = indices(heads, "heads", "a node index")?;
+    let labels = match &line.labels {
+        Some(labels) => Some(indices(labels, "labels", "a label index")?),
+        None => None,
+    };
+    Ok((heads, labels))
+}
+
+fn indices(v: &Value, field: &str, what: &str) -> Result<Vec<usize>, LineError> {
+    let Value::Array(items) = v else {
+        return Err(LineError::parse(format!(
+            "{field:?} must be an array of non-negative integers ({what} per word), found {}",
+            kind_of(v)
+        )));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| index(x).ok_or_else(|| bad_index(field, i, what, x)))
+        .collect()
+}
+
+fn index(x: &Value) -> Option<usize> {
+    x.as_u64().and_then(|k| usize::try_from(k).ok())
+}
+
+fn bad_index(field: &str, i: usize, what: &str, x: &Value) -> LineError {
+    LineError::parse(format!(
+        "{field:?}[{i}] must be {what} (a non-negative integer), found {x}"
+    ))
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A number of the line other than a weight (a feature value, a target): a
+/// JSON number, or on the exact backend a rational string.
+fn number<E: Engine>(v: &Value, what: &str) -> Result<E::Scalar, LineError> {
+    match v {
+        Value::Number(x) => x
+            .as_f64()
+            .map(E::Scalar::from_f64)
+            .ok_or_else(|| LineError::parse(format!("{what} is not a finite number ({x})"))),
+        Value::String(t) => {
+            E::weight_from_str(t).map_err(|why| LineError::parse(format!("{what} {why}")))
+        }
+        other => Err(LineError::parse(format!(
+            "{what} must be a number, found {}",
+            kind_of(other)
+        ))),
+    }
+}
+
+/// The arc features and targets of the GE objective.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeInputs<S> {
+    /// `f_e`, sparse.
+    pub features: ArcFeatures<S>,
+    /// `t`, one per feature.
+    pub targets: Vec<S>,
+}
+
+/// The arc features and targets of the GE objective for a graph of `n`
+/// words and `labels` labels (`1` when unlabeled). `"targets"` is
+/// `[t1, …, tF]`; every entry of `"features"` is `[h, m, [v1, …, vF]]` (for
+/// every label of the arc) or `[h, m, ℓ, [v1, …, vF]]` (label `ℓ` only);
+/// arcs not listed have all-zero features, entries for the same arc add up.
+///
+/// # Errors
+/// `"missing_field"` without `"features"` or `"targets"`; `"parse"` naming
+/// the position of a malformed entry; `"no_such_arc"` for an entry whose arc
+/// (or label) is not in the graph; `"mismatch"` for an entry whose number of
+/// values is not the number of targets.
+pub fn ge_inputs<E: Engine>(
+    line: &RawLine,
+    n: usize,
+    labels: usize,
+) -> Result<GeInputs<E::Scalar>, LineError> {
+    let need = "ge needs \"features\": [[h, m, [v1, …, vF]], …] and \"targets\": [t1, …, tF]";
+    let (Some(features), Some(targets)) = (&line.features, &line.targets) else {
+        let field = if line.features.is_none() {
+            "features"
+        } else {
+            "targets"
+        };
+        return Err(LineError::missing(field, need));
+    };
+    let Value::Array(targets) = targets else {
+        return Err(LineError::parse(format!(
+            "\"targets\" must be an array of numbers, found {}",
+            kind_of(targets)
+        )));
+    };
+    let targets = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| number::<E>(t, &format!("\"targets\"[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let Value::Array(entries) = features else {
+        return Err(LineError::parse(format!(
+            "\"features\" must be an array of [h, m, [v1, …, vF]] entries, found {}",
+            kind_of(features)
+        )));
+    };
+    let dim = targets.len();
+    let mut out = ArcFeatures::new(dim);
+    for (k, entry) in entries.iter().enumerate() {
+        let at = format!("\"features\"[{k}]");
+        let shape = || {
+            LineError::parse(format!(
+                "{at} must be [h, m, [v1, …, vF]] or [h, m, label, [v1, …, vF]], found {entry}"
+            ))
+        };
+        let Value::Array(parts) = entry else {
+            return Err(shape());
+        };
+        let (arc, values) = match parts.as_slice() {
+            [h, m, Value::Array(values)] => ((h, m, None), values),
+            [h, m, l, Value::Array(values)] => ((h, m, Some(l)), values),
+            _ => return Err(shape()),
+        };
+        let (Some(head), Some(dependent)) = (index(arc.0), index(arc.1)) else {
+            return Err(shape());
+        };
+        let label = match arc.2 {
+            Some(l) => Some(index(l).ok_or_else(shape)?),
+            None => None,
+        };
+        let arc = ArcRef {
+            head,
+            dependent,
+            label,
+        };
+        let exists = head <= n
+            && (1..=n).contains(&dependent)
+            && head != dependent
+            && label.is_none_or(|l| l < labels);
+        if !exists {
+            return Err(LineError::from(Error::NoSuchArc { arc, n }).within(&at));
+        }
+        if values.len() != dim {
+            return Err(LineError {
+                kind: "mismatch",
+                message: format!(
+                    "{at} ({arc}) has {} feature values, but \"targets\" has {dim}",
+                    values.len()
+                ),
+            });
+        }
+        let mut sparse = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            let x = number::<E>(v, &format!("{at} value {i}"))?;
+            if !x.is_zero() {
+                sparse.push((i, x));
+            }
+        }
+        out.push(arc, sparse)?;
+    }
+    Ok(GeInputs {
+        features: out,
+        targets,
+    })
 }

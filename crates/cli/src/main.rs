@@ -4,7 +4,7 @@ use std::io::{self, ErrorKind};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use spantree_cli::args::{BackendArg, Cli, Command};
+use spantree_cli::args::{Cli, Command};
 use spantree_cli::demo::{self, DemoError};
 use spantree_cli::infer::{self, RunError};
 
@@ -20,15 +20,12 @@ fn main() -> ExitCode {
             }
         },
         Command::Infer(args) => {
-            if args.exact_output && args.backend != BackendArg::Exact {
+            if let Err(message) = args.check() {
                 let mut cli = Cli::command();
                 cli.build();
                 let mut command = cli.find_subcommand("infer").cloned().unwrap_or(cli);
                 command
-                    .error(
-                        clap::error::ErrorKind::ArgumentConflict,
-                        "--exact-output needs --backend exact",
-                    )
+                    .error(clap::error::ErrorKind::ArgumentConflict, message)
                     .exit();
             }
             match infer::run(&args) {

@@ -1,11 +1,13 @@
 //! One input line to one output line: a result record or an error record.
 
 use serde_json::Value;
-use spantree_core::{Matrix, Model, Rooting};
+use spantree_core::{ArcRef, Divergence, Error, GradientPair, Matrix, Model, Rooting};
 
 use crate::args::Quantity;
-use crate::engine::{write_f64, write_string, Engine};
-use crate::input::{build_graph, LineError, LineGraph, RawLine};
+use crate::engine::{write_f64, write_string, Engine, Logarithms};
+use crate::input::{
+    build_graph, build_q_graph, ge_inputs, reference_tree, GeInputs, LineError, LineGraph, RawLine,
+};
 
 /// What every line is computed with.
 #[derive(Clone, Debug)]
@@ -97,8 +99,9 @@ pub fn process_line<E: Engine>(
 /// Builds the model of one parsed line and writes its result record.
 ///
 /// # Errors
-/// Any validation, structural (no spanning tree) or numerical error; `out`
-/// then holds a partial record that the caller discards.
+/// Any validation, structural (no spanning tree) or numerical error, and
+/// missing or malformed fields that a requested quantity reads; `out` then
+/// holds a partial record that the caller discards.
 pub fn write_result<E: Engine>(
     engine: &E,
     settings: &Settings,
@@ -107,10 +110,7 @@ pub fn write_result<E: Engine>(
     out: &mut Vec<u8>,
 ) -> Result<(), LineError> {
     let graph = build_graph::<E>(raw)?;
-    let model = match &graph {
-        LineGraph::Scores(g) => Model::new(engine.clone(), g, settings.rooting)?,
-        LineGraph::Weights(g) => Model::from_scalar_graph(engine.clone(), g, settings.rooting)?,
-    };
+    let model = model_of(engine, &graph, settings.rooting)?;
     model.spanning_tree()?;
 
     out.extend_from_slice(b"{\"id\":");
@@ -119,31 +119,254 @@ pub fn write_result<E: Engine>(
     write_string(settings.rooting.name(), out);
     out.extend_from_slice(b",\"backend\":");
     write_string(settings.backend_name, out);
-    for q in &settings.quantities {
+    let mut line = Line {
+        engine,
+        raw,
+        settings,
+        model: &model,
+        labeled: graph.is_labeled(),
+        labels: graph.labels(),
+        q: None,
+        ge: None,
+    };
+    let exact = settings.exact_output;
+    for &q in &settings.quantities {
+        let name = q.name();
         match q {
             Quantity::LogZ => {
-                out.extend_from_slice(b",\"log_z\":");
+                field(name, out);
                 write_f64(model.log_partition()?, out)?;
                 if E::EXACT {
                     if let Some(z) = E::exact_text(&model.partition()?) {
-                        out.extend_from_slice(b",\"z\":");
+                        field("z", out);
                         write_string(&z, out);
                     }
                 }
             }
             Quantity::Marginals => {
-                out.extend_from_slice(b",\"marginals\":");
-                write_matrix::<E>(&model.marginals()?, settings.exact_output, out)?;
+                field(name, out);
+                write_matrix::<E>(&model.marginals()?, exact, out)?;
             }
-            Quantity::LabelMarginals if graph.is_labeled() => {
-                out.extend_from_slice(b",\"label_marginals\":");
-                write_label_matrices::<E>(&model.label_marginals()?, settings.exact_output, out)?;
+            Quantity::LabelMarginals if line.labeled => {
+                field(name, out);
+                write_label_matrices::<E>(&model.label_marginals()?, exact, out)?;
             }
             Quantity::LabelMarginals => {}
+            Quantity::Entropy => {
+                field(name, out);
+                E::write_json(&(logarithms::<E>(q)?.entropy)(&model)?, exact, out)?;
+            }
+            Quantity::GradEntropy => {
+                let grad = (logarithms::<E>(q)?.grad_entropy)(&model)?;
+                line.write_gradient(name, &grad, out)?;
+            }
+            Quantity::CrossEntropy | Quantity::Kl => {
+                let logs = logarithms::<E>(q)?;
+                let divergence = if q == Quantity::Kl {
+                    logs.kl
+                } else {
+                    logs.cross_entropy
+                };
+                let value = divergence(&model, line.q_model()?)?;
+                line.write_divergence(name, &value, out)?;
+            }
+            Quantity::GradCrossEntropy | Quantity::GradKl => {
+                let logs = logarithms::<E>(q)?;
+                let (gradient, what) = if q == Quantity::GradKl {
+                    (logs.grad_kl, "KL(p ‖ q)")
+                } else {
+                    (logs.grad_cross_entropy, "H(p, q)")
+                };
+                let GradientPair { wrt_p, wrt_q } =
+                    gradient(&model, line.q_model()?).map_err(|e| infinite(name, what, e))?;
+                line.write_gradient(name, &wrt_p, out)?;
+                line.write_gradient(&format!("{name}_q"), &wrt_q, out)?;
+            }
+            Quantity::Renyi(order) | Quantity::LpNorm(order) => {
+                let logs = logarithms::<E>(q)?;
+                let f = if matches!(q, Quantity::Renyi(_)) {
+                    logs.renyi
+                } else {
+                    logs.lp_norm
+                };
+                // The library factorises the graph of w^order: say so in its errors.
+                let value = f(&model, order.get())
+                    .map_err(|e| LineError::from(e).within(&format!("{name}:{}", order.get())))?;
+                field(name, out);
+                E::write_json(&value, exact, out)?;
+            }
+            Quantity::ExpectedAttachment | Quantity::GradExpectedAttachment => {
+                let (heads, labels) = reference_tree(raw)?;
+                let within = |e: Error| match e {
+                    // The position of the offending entry: the arc of word m is heads[m - 1].
+                    Error::NoSuchArc { arc, n } => {
+                        let bad_head = arc.head > n || arc.head == arc.dependent;
+                        let at = if bad_head { "heads" } else { "labels" };
+                        let at = format!("{at:?}[{}]", arc.dependent.saturating_sub(1));
+                        LineError::from(e).within(&at)
+                    }
+                    e => e.into(),
+                };
+                if q == Quantity::ExpectedAttachment {
+                    let value = model
+                        .expected_attachment(&heads, labels.as_deref())
+                        .map_err(within)?;
+                    field(name, out);
+                    E::write_json(&value, exact, out)?;
+                } else {
+                    let grad = model
+                        .grad_expected_attachment(&heads, labels.as_deref())
+                        .map_err(within)?;
+                    line.write_gradient(name, &grad, out)?;
+                }
+            }
+            Quantity::Ge => {
+                let ge = line.ge_inputs()?;
+                let value = model.ge_objective(&ge.features, &ge.targets)?;
+                field(name, out);
+                E::write_json(&value, exact, out)?;
+            }
+            Quantity::GradGe => {
+                let ge = line.ge_inputs()?;
+                let grad = model.grad_ge_objective(&ge.features, &ge.targets)?;
+                line.write_gradient(name, &grad, out)?;
+            }
         }
     }
     out.push(b'}');
     Ok(())
+}
+
+/// The model of a validated graph: scores through [`Model::new`], weights
+/// in the backend's scalar through [`Engine::weights_model`].
+fn model_of<E: Engine>(
+    engine: &E,
+    graph: &LineGraph<E::Scalar>,
+    rooting: Rooting,
+) -> Result<Model<E>, LineError> {
+    Ok(match graph {
+        LineGraph::Scores(g) => Model::new(engine.clone(), g, rooting)?,
+        LineGraph::Weights(g) => engine.weights_model(g, rooting)?,
+    })
+}
+
+/// The entropy-type functions of the backend, or an `"unsupported"` error
+/// for backends without logarithms (`--backend exact` refuses these
+/// quantities up front: this is the defence in depth).
+fn logarithms<E: Engine>(q: Quantity) -> Result<Logarithms<E>, LineError> {
+    E::logarithms().ok_or_else(|| LineError {
+        kind: "unsupported",
+        message: format!(
+            "{} needs logarithms, which this backend's numbers do not have",
+            q.name()
+        ),
+    })
+}
+
+/// A gradient of a divergence that is `+∞`: the library names the arc that
+/// `p` uses and `q` forbids as [`Error::NoSuchArc`].
+fn infinite(name: &str, what: &str, e: Error) -> LineError {
+    match e {
+        Error::NoSuchArc { arc, .. } => LineError {
+            kind: "infinite_divergence",
+            message: format!(
+                "{name}: {what} is +∞ because p gives probability to {arc}, which q forbids; \
+                 it has no gradient"
+            ),
+        },
+        e => e.into(),
+    }
+}
+
+/// One line's model and the inputs that some quantities read, each parsed
+/// at most once.
+struct Line<'a, E: Engine> {
+    engine: &'a E,
+    raw: &'a RawLine,
+    settings: &'a Settings,
+    model: &'a Model<E>,
+    labeled: bool,
+    labels: usize,
+    q: Option<Model<E>>,
+    ge: Option<GeInputs<E::Scalar>>,
+}
+
+impl<E: Engine> Line<'_, E> {
+    /// The model of `q` (`"scores_q"` or `"weights_q"`), same rooting as `p`.
+    fn q_model(&mut self) -> Result<&Model<E>, LineError> {
+        if self.q.is_none() {
+            let graph = build_q_graph::<E>(self.raw)?;
+            let q =
+                model_of(self.engine, &graph, self.settings.rooting).map_err(|e| e.within("q"))?;
+            self.q = Some(q);
+        }
+        // Just filled when it was empty.
+        self.q
+            .as_ref()
+            .ok_or_else(|| LineError::parse("q could not be built"))
+    }
+
+    /// The GE features and targets.
+    fn ge_inputs(&mut self) -> Result<&GeInputs<E::Scalar>, LineError> {
+        if self.ge.is_none() {
+            self.ge = Some(ge_inputs::<E>(self.raw, self.model.n(), self.labels)?);
+        }
+        // Just filled when it was empty.
+        self.ge
+            .as_ref()
+            .ok_or_else(|| LineError::parse("the GE inputs could not be read"))
+    }
+
+    /// `,"name":` and a gradient with respect to scores: the marginals'
+    /// `(n+1) × (n+1)` layout, or `[h][m][ℓ]` for labeled graphs.
+    fn write_gradient(
+        &self,
+        name: &str,
+        grad: &[Matrix<E::Scalar>],
+        out: &mut Vec<u8>,
+    ) -> Result<(), LineError> {
+        field(name, out);
+        match grad {
+            [one] if !self.labeled => write_matrix::<E>(one, self.settings.exact_output, out),
+            _ => write_label_matrices::<E>(grad, self.settings.exact_output, out),
+        }
+    }
+
+    /// `,"name":value`, or for `+∞` `,"name":null,"name_infinite_arc":[h,m]`
+    /// (`[h,m,ℓ]` for a label of a labeled graph).
+    fn write_divergence(
+        &self,
+        name: &str,
+        value: &Divergence<E::Scalar>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), LineError> {
+        field(name, out);
+        match value {
+            Divergence::Finite(x) => E::write_json(x, self.settings.exact_output, out)?,
+            Divergence::Infinite { arc } => {
+                out.extend_from_slice(b"null");
+                field(&format!("{name}_infinite_arc"), out);
+                write_arc(arc, out);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends `,"name":`.
+fn field(name: &str, out: &mut Vec<u8>) {
+    out.push(b',');
+    write_string(name, out);
+    out.push(b':');
+}
+
+/// `[h,m]`, or `[h,m,ℓ]` for one label of an arc.
+fn write_arc(arc: &ArcRef, out: &mut Vec<u8>) {
+    let text = match arc.label {
+        Some(l) => format!("[{},{},{l}]", arc.head, arc.dependent),
+        None => format!("[{},{}]", arc.head, arc.dependent),
+    };
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// Writes `{"id":…,"line":k,"error":{"kind":…,"message":…}}`.

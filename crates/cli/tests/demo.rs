@@ -28,6 +28,24 @@ fn demo_prints_log_z_for_both_rootings_and_the_marginal_table() {
                 .unwrap_or_else(|| panic!("no `{label}` line in\n{text}"));
             assert_eq!(printed.trim(), format!("{log_z:.6}"), "{label}");
         }
+        // The entropy of both rootings, −Σ p ln p over the enumerated trees.
+        for r in Rooting::ALL {
+            let log_z = oracle::log_partition_from_scores(&scores(), r);
+            let h: f64 = oracle::trees(&oracle::random::weights_of(&scores()), r)
+                .map(|t| {
+                    let log_p = t.score(&scores()) - log_z;
+                    -log_p.exp() * log_p
+                })
+                .sum();
+            let bits_per_word = h / (7.0 * std::f64::consts::LN_2);
+            let expected = format!("entropy: {h:.6} nats ({bits_per_word:.4} bits/word)");
+            let label = format!("{}-root", r.name());
+            let line = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(&label) && l.contains("entropy:"))
+                .unwrap_or_else(|| panic!("no entropy line for {label} in\n{text}"));
+            assert_eq!(line.trim_start()[label.len()..].trim(), expected, "{label}");
+        }
         // The table: a header of words, then ROOT and one row per word.
         let mu = oracle::marginals_from_scores(&scores(), rooting).expect("trees exist");
         let table: Vec<&str> = text

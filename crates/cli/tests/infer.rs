@@ -372,7 +372,7 @@ fn all_good_exits_zero_and_prints_nothing_on_stderr() {
 #[test]
 fn usage_errors_exit_two() {
     let cases: [&[&str]; 7] = [
-        &["infer", "--quantities", "log_z,entropy"],
+        &["infer", "--quantities", "log_z,entropie"],
         &["infer", "--backend", "f32"],
         &["infer", "--rooting", "double"],
         &["infer", "--threads", "0"],
@@ -386,9 +386,16 @@ fn usage_errors_exit_two() {
         assert!(out.stdout.is_empty(), "{args:?}");
         assert!(!stderr(&out).is_empty(), "{args:?}");
     }
-    let out = spantree(&["infer", "--quantities", "log_z,entropy"], "");
+    let out = spantree(&["infer", "--quantities", "log_z,entropie"], "");
     let err = stderr(&out);
-    for known in ["log_z", "marginals", "label_marginals"] {
+    for known in [
+        "log_z",
+        "marginals",
+        "label_marginals",
+        "entropy",
+        "renyi:ALPHA",
+        "grad_ge",
+    ] {
         assert!(err.contains(known), "{err}");
     }
 }
