@@ -4,6 +4,8 @@
 //! factorises a dense matrix once and answers questions about it.
 
 use crate::error::Numerical;
+use crate::graph::Rooting;
+use crate::laplacian::laplacian;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
@@ -36,6 +38,21 @@ pub trait MatrixBackend: Clone + Send + Sync {
 
     /// Factorises a square matrix, `O(n³)`.
     fn factorize(&self, matrix: Matrix<Self::Scalar>) -> Self::Factorization;
+
+    /// Factorises the Laplacian of the collapsed `weights` (the `(n+1) × (n+1)`
+    /// layout, row `0` the root) for `rooting`; what [`Model`](crate::Model)
+    /// calls. The default builds [`laplacian`]`(weights, rooting)` and calls
+    /// [`MatrixBackend::factorize`]; backends that eliminate on the graph
+    /// weights themselves, so that no entry of the Laplacian is ever formed by
+    /// cancellation (DESIGN.md §2), override it.
+    /// `O(n³)`.
+    fn factorize_laplacian(
+        &self,
+        weights: &Matrix<Self::Scalar>,
+        rooting: Rooting,
+    ) -> Self::Factorization {
+        self.factorize(laplacian(weights, rooting))
+    }
 }
 
 /// A factorisation of an `n × n` matrix `A`, computed once.
@@ -84,4 +101,17 @@ pub trait Factorization: Send + Sync {
     /// `A` is singular, `O(n³)`. By Jacobi's formula
     /// `∂ det A / ∂A[i][j] = adj(A)[j][i]`.
     fn adjugate(&self) -> Matrix<Self::Scalar>;
+
+    /// The arc marginals `μ[h][m]` in the `(n+1) × (n+1)` layout, for a
+    /// factorisation that was built from the graph weights by
+    /// [`MatrixBackend::factorize_laplacian`] and can compute them more
+    /// accurately than `w ⊙ weight_gradient(A⁻¹)`; `None`, the default, makes
+    /// [`Model::marginals`](crate::Model::marginals) use the inverse.
+    /// Called only when a spanning tree exists.
+    ///
+    /// # Errors
+    /// [`Numerical`] when the computation fails to working precision.
+    fn arc_marginals(&self) -> Option<Result<Matrix<Self::Scalar>, Numerical>> {
+        None
+    }
 }

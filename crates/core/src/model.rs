@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use crate::backend::{Factorization, MatrixBackend};
 use crate::error::{ArcRef, Error, NoTree, Numerical, Result};
 use crate::graph::{Graph, Potentials, Rooting};
-use crate::laplacian::{laplacian, weight_gradient};
+use crate::laplacian::weight_gradient;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
@@ -127,7 +127,7 @@ impl<B: MatrixBackend> Model<B> {
         let labels = graph
             .is_labeled()
             .then(|| (graph.labels(), label_shares(&backend, graph, &convert)));
-        let factorization = backend.factorize(laplacian(&weights, rooting));
+        let factorization = backend.factorize_laplacian(&weights, rooting);
         Ok(Model {
             backend,
             rooting,
@@ -256,7 +256,9 @@ impl<B: MatrixBackend> Model<B> {
     /// (row `0`: the root; column `0` and the diagonal are `0`), from
     /// `μ_e = w_e ∂ ln Z / ∂w_e` (Koo et al. 2007; DESIGN.md §1.2–1.3).
     /// Every column sums to `1`; for single-root trees so does row `0`.
-    /// `O(n³)` once for the inverse, then `O(n²)`.
+    /// `O(n³)` once for the inverse, then `O(n²)`; a factorisation that
+    /// computes them itself ([`Factorization::arc_marginals`], the accurate
+    /// backends) is asked first.
     ///
     /// # Errors
     /// As [`Model::inverse`].
@@ -271,6 +273,14 @@ impl<B: MatrixBackend> Model<B> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn marginals(&self) -> Result<Matrix<B::Scalar>> {
+        if let Some(mu) = self
+            .tree
+            .ok()
+            .and_then(|()| self.factorization.arc_marginals())
+        {
+            self.log_partition()?;
+            return Ok(mu?);
+        }
         let mut mu = weight_gradient(self.inverse()?, self.rooting);
         for (m, w) in mu.as_mut_slice().iter_mut().zip(self.weights.as_slice()) {
             if w.is_zero() {
