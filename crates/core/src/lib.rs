@@ -50,6 +50,7 @@
 //! ```
 
 pub mod backend;
+pub mod elimination;
 pub mod error;
 pub mod expectation;
 pub mod gradient;
