@@ -12,6 +12,14 @@
 //!   Marginals are unchanged by the shift. The default for long sentences
 //!   and extreme scores.
 //!
+//! * [`Accurate`]: no LU at all, but the cancellation-free elimination of
+//!   the graph weights ([`spantree_core::elimination`]) on shifted columns:
+//!   `ln Z` and every marginal keep their relative accuracy whatever the
+//!   spread of scales inside a column (root scores far below arc scores,
+//!   where dense LU returns garbage or NaN), for both rootings.
+//!   [`LogAccurate`] runs the same elimination in log space. See
+//!   "Accuracy and cost of the elimination" below.
+//!
 //! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
 //!   quantity (the independent check of hand-written gradients).
 //!
@@ -62,6 +70,7 @@
 //! # Ok::<(), spantree_core::Error>(())
 //! ```
 
+mod accurate;
 mod adjugate;
 mod complex;
 mod dense;
@@ -69,6 +78,7 @@ mod lu;
 mod plain;
 mod scaled;
 
+pub use accurate::{Accurate, Eliminated, LogAccurate};
 pub use complex::{Complex, ComplexLu};
 pub use lu::{Engine, Lu, CROSSOVER};
 

@@ -112,6 +112,15 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
     fn add_product(&mut self, a: &Self, b: &Self) {
         *self = self.plus(&a.times(b));
     }
+    /// Whether a non-zero value lies outside the safe range of `f64`: below
+    /// its normal range (`2.2e-308`, where an `f64` keeps fewer than 53 bits
+    /// and a product may have underflowed to zero) or above `1e300` (a few
+    /// products from overflow; single-root leading coefficients `ρ[k]/d_k`
+    /// are unbounded). For exact and log-space types it is merely a fact
+    /// about the size; only `f64`-like types lose accuracy there.
+    fn is_extreme(&self) -> bool {
+        false
+    }
 }
 
 impl<S: Scalar> NonNegative for S {
@@ -151,6 +160,10 @@ impl<S: Scalar> NonNegative for S {
     #[inline]
     fn add_product(&mut self, a: &Self, b: &Self) {
         *self += a.clone() * b.clone();
+    }
+    fn is_extreme(&self) -> bool {
+        let x = <S as Scalar>::to_f64(self).abs();
+        !<S as Scalar>::is_zero(self) && !(f64::MIN_POSITIVE..=1e300).contains(&x)
     }
 }
 
@@ -310,6 +323,9 @@ struct Work<P> {
     r: usize,
     arcs: Vec<P>,
     root: Vec<Leading<P>>,
+    /// Whether some product may have fallen below `f64`'s normal range
+    /// ([`NonNegative::is_extreme`]).
+    tiny: bool,
 }
 
 impl<P: NonNegative> Work<P> {
@@ -333,7 +349,12 @@ impl<P: NonNegative> Work<P> {
                 order,
             })
             .collect();
-        Work { r, arcs, root }
+        Work {
+            r,
+            arcs,
+            root,
+            tiny: false,
+        }
     }
 
     /// The reduced graph on the words `keep` (all others eliminated).
@@ -349,6 +370,7 @@ impl<P: NonNegative> Work<P> {
             r: k,
             arcs,
             root: self.root[keep].to_vec(),
+            tiny: self.tiny,
         }
     }
 
@@ -371,12 +393,19 @@ impl<P: NonNegative> Work<P> {
             // The pivot is of order 0 here: a finite positive number.
             let d = pivot.value.clone();
             let row_k: Vec<P> = self.arcs[k * r + alive.start..k * r + alive.end].to_vec();
+            // Every product below is at least (smallest multiplier) ·
+            // (smallest entry of row k): one check per step finds underflow.
+            let y_min = smallest(&row_k);
+            let mut l_min: Option<P> = None;
             for h in alive.clone() {
                 let a = &self.arcs[h * r + k];
                 if a.is_nil() {
                     continue;
                 }
                 let l = a.over(&d);
+                if l_min.as_ref().is_none_or(|x| l.ln_weight() < x.ln_weight()) {
+                    l_min = Some(l.clone());
+                }
                 // The diagonal entry h → h is updated too and never read:
                 // one contiguous row keeps the loop simple and vectorisable.
                 let row = &mut self.arcs[h * r + alive.start..h * r + alive.end];
@@ -387,6 +416,9 @@ impl<P: NonNegative> Work<P> {
                     lower[h] = l;
                 }
             }
+            if let (Some(l), Some(y)) = (l_min, y_min) {
+                self.tiny |= l.times(y).is_extreme();
+            }
         }
         let root_lower = if pivot.is_nil() {
             Leading::nil()
@@ -394,11 +426,13 @@ impl<P: NonNegative> Work<P> {
             self.root[k].over(&pivot)
         };
         if !root_lower.is_nil() {
+            self.tiny |= root_lower.value.is_extreme();
             for m in alive {
                 let a = &self.arcs[k * r + m];
                 if !a.is_nil() {
                     let add = root_lower.times(&Leading::finite(a.clone()));
                     self.root[m] = self.root[m].plus(&add);
+                    self.tiny |= add.value.is_extreme() || self.root[m].value.is_extreme();
                 }
             }
         }
@@ -409,6 +443,13 @@ impl<P: NonNegative> Work<P> {
             root_lower,
         }
     }
+}
+
+/// The smallest non-zero entry (by logarithm), if any.
+fn smallest<P: NonNegative>(xs: &[P]) -> Option<&P> {
+    xs.iter()
+        .filter(|x| !x.is_nil())
+        .min_by(|a, b| a.ln_weight().total_cmp(&b.ln_weight()))
 }
 
 struct Step<P> {
@@ -445,6 +486,7 @@ struct Step<P> {
 pub struct Elimination<P> {
     pivots: Vec<Leading<P>>,
     rooting: Rooting,
+    tiny: bool,
 }
 
 impl<P: NonNegative> Elimination<P> {
@@ -458,7 +500,22 @@ impl<P: NonNegative> Elimination<P> {
             pivots.push(work.eliminate(k, k + 1..n, false).pivot);
         }
         pivots.push(work.root[n - 1].clone());
-        Elimination { pivots, rooting }
+        let tiny = work.tiny || work.root.iter().any(|p| p.value.is_extreme());
+        Elimination {
+            pivots,
+            rooting,
+            tiny,
+        }
+    }
+
+    /// Whether some weight, pivot or product of the elimination left the
+    /// safe range of `f64` ([`NonNegative::is_extreme`]). On `f64` the
+    /// result may then have lost accuracy (a product may even have underflowed
+    /// to zero or overflowed): rerun in log space ([`LnPositive`]), as
+    /// `spantree_faer::Accurate` does. Never set by exact or log-space types
+    /// in a way that matters.
+    pub fn is_extreme(&self) -> bool {
+        self.tiny || self.pivots.iter().any(|p| p.value.is_extreme())
     }
 
     /// The number of words `n`.
@@ -533,13 +590,30 @@ pub fn marginals<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<Matrix<P>, Numerical> {
-    if let Some(pivot) = Elimination::new(weights, rooting).zero_pivot() {
+    checked_marginals(weights, rooting).map(|(mu, _)| mu)
+}
+
+/// [`marginals`], and whether a quantity of the forward eliminations left
+/// the safe range of `f64` ([`Elimination::is_extreme`]): on `f64`, rerun in
+/// log space then. (The backward pass needs no such check: multipliers are
+/// at most 1, so its values stay below the largest `ν = 1/ρ'` checked here,
+/// and its products below `1e-300` only feed marginals below about `1e-290`.)
+///
+/// # Errors
+/// As [`marginals`].
+pub fn checked_marginals<P: NonNegative>(
+    weights: &Matrix<P>,
+    rooting: Rooting,
+) -> Result<(Matrix<P>, bool), Numerical> {
+    let elimination = Elimination::new(weights, rooting);
+    if let Some(pivot) = elimination.zero_pivot() {
         return Err(Numerical::Singular { pivot });
     }
     let work = Work::new(weights, rooting);
     let n = work.r;
-    let (nu, nu_root) = gradient(&work)?;
-    Ok(Matrix::from_fn(n + 1, n + 1, |h, m| {
+    let (nu, nu_root, tiny) = gradient(&work)?;
+    let tiny = tiny || elimination.is_extreme();
+    let mu = Matrix::from_fn(n + 1, n + 1, |h, m| {
         if m == 0 || h == m {
             P::nil()
         } else if h == 0 {
@@ -552,24 +626,29 @@ pub fn marginals<P: NonNegative>(
                 w.times(&nu[(h - 1) * n + m - 1])
             }
         }
-    }))
+    });
+    Ok((mu, tiny))
 }
 
 /// `∂ ln Z` with respect to every arc weight (`r × r`, word heads, at
-/// `t = 0`) and every root weight (leading terms) of `work`.
+/// `t = 0`) and every root weight (leading terms) of `work`, and whether a
+/// forward product was tiny.
 #[allow(clippy::type_complexity)]
-fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>), Numerical> {
+fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, bool), Numerical> {
     let r = work.r;
     if r == 1 {
         let rho = &work.root[0];
         if rho.is_nil() {
             return Err(Numerical::Singular { pivot: 0 });
         }
-        return Ok((vec![P::nil()], vec![Leading::finite(P::unit()).over(rho)]));
+        let nu_root = Leading::finite(P::unit()).over(rho);
+        let tiny = work.tiny || nu_root.value.is_extreme();
+        return Ok((vec![P::nil()], vec![nu_root], tiny));
     }
     let half = r / 2;
     let mut nu = vec![P::nil(); r * r];
     let mut nu_root = vec![Leading::nil(); r];
+    let mut tiny = work.tiny;
     for (keep, drop) in [(0..half, half..r), (half..r, 0..half)] {
         let mut g = work.clone();
         // Eliminating the dropped half from its far end keeps the words
@@ -588,7 +667,8 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>),
             }
             steps.push(step);
         }
-        let (sub_nu, sub_root) = gradient(&g.restrict(keep.clone()))?;
+        let (sub_nu, sub_root, sub_tiny) = gradient(&g.restrict(keep.clone()))?;
+        tiny |= sub_tiny;
         let kl = keep.len();
         for i in 0..kl {
             let dst = (keep.start + i) * r + keep.start;
@@ -619,7 +699,7 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>),
             nu[dst..dst + kl].clone_from_slice(&acc);
         }
     }
-    Ok((nu, nu_root))
+    Ok((nu, nu_root, tiny))
 }
 
 #[cfg(test)]
