@@ -50,6 +50,7 @@
 //! ```
 
 pub mod backend;
+pub mod baseline;
 pub mod elimination;
 pub mod error;
 pub mod expectation;
@@ -60,6 +61,7 @@ pub mod laplacian;
 pub mod matrix;
 pub mod model;
 pub mod scalar;
+pub mod second_order;
 
 pub use backend::{Factorization, MatrixBackend};
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
@@ -69,3 +71,4 @@ pub use information::{Divergence, GradientPair};
 pub use matrix::Matrix;
 pub use model::{log_partition, marginals, Model};
 pub use scalar::{log_sum_exp, Scalar, Sign, Transcendental};
+pub use second_order::SecondOrder;

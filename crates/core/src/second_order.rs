@@ -1,0 +1,281 @@
+//! Second-order expectations `E[r(d) s(d)ᵀ]`, covariances and arc-pair
+//! marginals (Zmigrod, Vieira & Cotterell 2021, "T2"; DESIGN.md §1.2–1.3).
+
+use crate::backend::MatrixBackend;
+use crate::error::{ArcRef, Result};
+use crate::expectation::ArcFeatures;
+use crate::laplacian::arc_entries;
+use crate::matrix::Matrix;
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+/// How to compute second-order expectations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SecondOrder {
+    /// The cheaper of the two by the operation counts below.
+    #[default]
+    Auto,
+    /// `R` reverse-mode passes, one per coordinate of `r`, sharing the
+    /// factorisation: `O(R (n³ + R' n²) + R S' n²)` time, `O(n²)` extra memory.
+    JacobianVector,
+    /// Arc-pair marginals read from `X = L⁻¹` for every pair of stored
+    /// feature entries: `O(|r| |s|)` pairs (`O(n⁴)` for dense features), each
+    /// `O(1)`; `O(n² + R S)` memory, no `n² × n²` Hessian stored.
+    Hessian,
+}
+
+impl SecondOrder {
+    /// `"auto"`, `"jacobian-vector"` or `"hessian"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SecondOrder::Auto => "auto",
+            SecondOrder::JacobianVector => "jacobian-vector",
+            SecondOrder::Hessian => "hessian",
+        }
+    }
+}
+
+impl<B: MatrixBackend> Model<B> {
+    /// `P(e ∈ d, f ∈ d)` for a labeled or unlabeled pair, from `X`:
+    /// `w_e w_f Σ_{(i,j,σ) ∈ e} Σ_{(k,l,τ) ∈ f} σ τ (X[j][i] X[l][k] − X[j][k] X[l][i])`
+    /// for arcs into different words (second derivative of the determinant,
+    /// DESIGN.md §1.2), `0` for different arcs into one word, `μ_e` for `e = f`,
+    /// times the label shares. `O(1)`.
+    pub(crate) fn pair(
+        &self,
+        x: &Matrix<B::Scalar>,
+        mu: &Matrix<B::Scalar>,
+        e: ArcRef,
+        f: ArcRef,
+    ) -> B::Scalar {
+        let (eh, em, fh, fm) = (e.head, e.dependent, f.head, f.dependent);
+        if (eh, em) == (fh, fm) {
+            return match (e.label, f.label) {
+                (Some(a), Some(b)) if a != b => B::Scalar::zero(),
+                (Some(_), _) => mu[(eh, em)].clone() * self.share(e),
+                (None, _) => mu[(eh, em)].clone() * self.share(f),
+            };
+        }
+        let w = self.weights();
+        if em == fm || w[(eh, em)].is_zero() || w[(fh, fm)].is_zero() {
+            return B::Scalar::zero();
+        }
+        let rooting = self.rooting();
+        let mut d = B::Scalar::zero();
+        for (i, j, s1) in arc_entries(rooting, eh, em).into_iter().flatten() {
+            for (k, l, s2) in arc_entries(rooting, fh, fm).into_iter().flatten() {
+                let mut t = x[(j, i)].clone() * x[(l, k)].clone();
+                t -= x[(j, k)].clone() * x[(l, i)].clone();
+                if s1 * s2 > 0 {
+                    d += t;
+                } else {
+                    d -= t;
+                }
+            }
+        }
+        d * w[(eh, em)].clone() * w[(fh, fm)].clone() * self.share(e) * self.share(f)
+    }
+
+    /// Arc-pair marginals `P(e ∈ d ∧ f ∈ d)` for the given pairs (labeled
+    /// arcs for labeled graphs; a `None` label means any label). `O(n³)` once
+    /// for `X`, then `O(1)` per pair.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchArc`](crate::Error::NoSuchArc) for an arc not in the graph; as [`Model::marginals`].
+    ///
+    /// ```
+    /// use spantree_core::{ArcRef, Graph, Model, Rooting};
+    /// use spantree_faer::F64;
+    /// let g = Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]])?;
+    /// let model = Model::new(F64, &g, Rooting::Multi)?;
+    /// let arc = |h, m| ArcRef { head: h, dependent: m, label: None };
+    /// // 0 → 1 and 1 → 2 together: the tree of weight 3, out of 13.
+    /// let p = model.pair_marginals(&[(arc(0, 1), arc(1, 2))])?;
+    /// assert!((p[0] - 3.0 / 13.0).abs() < 1e-12);
+    /// # Ok::<(), spantree_core::Error>(())
+    /// ```
+    pub fn pair_marginals(&self, pairs: &[(ArcRef, ArcRef)]) -> Result<Vec<B::Scalar>> {
+        let x = self.inverse()?;
+        let mu = self.marginals()?;
+        pairs
+            .iter()
+            .map(|&(e, f)| {
+                self.check_arc(e)?;
+                self.check_arc(f)?;
+                Ok(self.pair(x, &mu, e, f))
+            })
+            .collect()
+    }
+
+    fn resolve(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+        algorithm: SecondOrder,
+    ) -> SecondOrder {
+        if algorithm != SecondOrder::Auto {
+            return algorithm;
+        }
+        // Operation counts: two n×n solves (4n³) per coordinate of r, against
+        // ~8 per pair of stored entries.
+        let n = self.n() as f64;
+        let jv = r.dim() as f64 * (4.0 * n * n * n + s.nonzeros() as f64);
+        let hessian = 8.0 * r.entries().len() as f64 * s.entries().len() as f64;
+        if jv <= hessian {
+            SecondOrder::JacobianVector
+        } else {
+            SecondOrder::Hessian
+        }
+    }
+
+    /// `Cov[r, s] = E[r sᵀ] − E[r] E[s]ᵀ`, an `R × S` matrix.
+    ///
+    /// The Jacobian–vector route computes it directly, without the
+    /// subtraction: `Cov[r_i, s_j] = Σ_f s_{f,j} ∂E[r_i]/∂θ_f`, one reverse pass
+    /// ([`Model::label_marginals_vjp`]) per `i`. The Hessian route sums pair
+    /// marginals and subtracts.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchArc`](crate::Error::NoSuchArc); as [`Model::marginals`].
+    pub fn covariance(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+        algorithm: SecondOrder,
+    ) -> Result<Matrix<B::Scalar>> {
+        match self.resolve(r, s, algorithm) {
+            SecondOrder::Hessian => {
+                let mut c = self.second_moment_by_pairs(r, s)?;
+                let (er, es) = (self.expect_additive(r)?, self.expect_additive(s)?);
+                for i in 0..r.dim() {
+                    for j in 0..s.dim() {
+                        c[(i, j)] -= er[i].clone() * es[j].clone();
+                    }
+                }
+                Ok(c)
+            }
+            _ => self.covariance_by_reverse_mode(r, s),
+        }
+    }
+
+    /// `E[r(d) s(d)ᵀ]`, an `R × S` matrix (`E[r rᵀ]` for `s = r`).
+    ///
+    /// # Errors
+    /// As [`Model::covariance`].
+    pub fn expect_second_order(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+        algorithm: SecondOrder,
+    ) -> Result<Matrix<B::Scalar>> {
+        match self.resolve(r, s, algorithm) {
+            SecondOrder::Hessian => self.second_moment_by_pairs(r, s),
+            _ => {
+                let mut c = self.covariance_by_reverse_mode(r, s)?;
+                let (er, es) = (self.expect_additive(r)?, self.expect_additive(s)?);
+                for i in 0..r.dim() {
+                    for j in 0..s.dim() {
+                        c[(i, j)] += er[i].clone() * es[j].clone();
+                    }
+                }
+                Ok(c)
+            }
+        }
+    }
+
+    /// The total `t̄ = Σ_d w(d) r(d) s(d)ᵀ = Z · E[r sᵀ]` ("T2"). On stabilised
+    /// backends `Z` may overflow: prefer [`Model::expect_second_order`].
+    ///
+    /// # Errors
+    /// As [`Model::covariance`].
+    pub fn total_second_order(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+        algorithm: SecondOrder,
+    ) -> Result<Matrix<B::Scalar>> {
+        let z = self.partition()?;
+        Ok(self
+            .expect_second_order(r, s, algorithm)?
+            .map(|x| x.clone() * z.clone()))
+    }
+
+    fn second_moment_by_pairs(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+    ) -> Result<Matrix<B::Scalar>> {
+        let x = self.inverse()?;
+        let mu = self.marginals()?;
+        for (arc, _) in r.entries().iter().chain(s.entries()) {
+            self.check_arc(*arc)?;
+        }
+        let mut t = Matrix::zeros(r.dim(), s.dim());
+        for (e, re) in r.entries() {
+            for (f, sf) in s.entries() {
+                let p = self.pair(x, &mu, *e, *f);
+                if p.is_zero() {
+                    continue;
+                }
+                for (i, a) in re {
+                    let pa = p.clone() * a.clone();
+                    for (j, b) in sf {
+                        t[(*i, *j)] += pa.clone() * b.clone();
+                    }
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    fn covariance_by_reverse_mode(
+        &self,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+    ) -> Result<Matrix<B::Scalar>> {
+        for (arc, _) in r.entries().iter().chain(s.entries()) {
+            self.check_arc(*arc)?;
+        }
+        // The entries of r by coordinate, so each seed costs O(its entries).
+        let mut by_coordinate: Vec<Vec<(ArcRef, B::Scalar)>> = vec![Vec::new(); r.dim()];
+        for (arc, values) in r.entries() {
+            for (i, v) in values {
+                by_coordinate[*i].push((*arc, v.clone()));
+            }
+        }
+        let labels = self.label_shares().map_or(1, |(k, _)| k);
+        let n1 = self.n() + 1;
+        let mut c = Matrix::zeros(r.dim(), s.dim());
+        for (i, entries) in by_coordinate.iter().enumerate() {
+            if entries.is_empty() {
+                continue;
+            }
+            let mut seeds = vec![Matrix::zeros(n1, n1); labels];
+            for (arc, v) in entries {
+                match arc.label {
+                    Some(l) => seeds[l][(arc.head, arc.dependent)] += v,
+                    None => seeds
+                        .iter_mut()
+                        .for_each(|sd| sd[(arc.head, arc.dependent)] += v),
+                }
+            }
+            // ∂E[r_i]/∂θ_{fℓ} for every labeled arc.
+            let g = self.label_marginals_vjp(&seeds)?;
+            for (f, values) in s.entries() {
+                let d = match f.label {
+                    Some(l) => g[l][(f.head, f.dependent)].clone(),
+                    None => g.iter().fold(B::Scalar::zero(), |acc, gl| {
+                        acc + gl[(f.head, f.dependent)].clone()
+                    }),
+                };
+                if d.is_zero() {
+                    continue;
+                }
+                for (j, b) in values {
+                    c[(i, *j)] += d.clone() * b.clone();
+                }
+            }
+        }
+        Ok(c)
+    }
+}
