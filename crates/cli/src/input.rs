@@ -71,6 +71,7 @@ impl From<Error> for LineError {
             Error::Mismatch { .. } => "mismatch",
             Error::Parameter { .. } => "parameter",
             Error::Unsupported(_) => "unsupported",
+            Error::InfiniteDivergence { .. } => "infinite_divergence",
             _ => "other",
         };
         LineError {

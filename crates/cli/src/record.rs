@@ -264,10 +264,10 @@ fn logarithms<E: Engine>(q: Quantity) -> Result<Logarithms<E>, LineError> {
 }
 
 /// A gradient of a divergence that is `+∞`: the library names the arc that
-/// `p` uses and `q` forbids as [`Error::NoSuchArc`].
+/// `p` uses and `q` forbids as [`Error::InfiniteDivergence`].
 fn infinite(name: &str, what: &str, e: Error) -> LineError {
     match e {
-        Error::NoSuchArc { arc, .. } => LineError {
+        Error::InfiniteDivergence { arc } => LineError {
             kind: "infinite_divergence",
             message: format!(
                 "{name}: {what} is +∞ because p gives probability to {arc}, which q forbids; \

@@ -121,6 +121,11 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
     fn is_extreme(&self) -> bool {
         false
     }
+    /// A cheap `f64` key increasing with the value (the value itself, or its
+    /// logarithm), to find the smallest of several values.
+    fn magnitude(&self) -> f64 {
+        self.ln_weight()
+    }
 }
 
 impl<S: Scalar> NonNegative for S {
@@ -160,6 +165,10 @@ impl<S: Scalar> NonNegative for S {
     #[inline]
     fn add_product(&mut self, a: &Self, b: &Self) {
         *self += a.clone() * b.clone();
+    }
+    #[inline]
+    fn magnitude(&self) -> f64 {
+        <S as Scalar>::to_f64(self)
     }
     fn is_extreme(&self) -> bool {
         let x = <S as Scalar>::to_f64(self).abs();
@@ -235,6 +244,10 @@ impl NonNegative for LnPositive {
     #[inline]
     fn over(&self, other: &Self) -> Self {
         LnPositive(self.0 - other.0)
+    }
+    #[inline]
+    fn magnitude(&self) -> f64 {
+        self.0
     }
     #[inline]
     fn add_product(&mut self, a: &Self, b: &Self) {
@@ -396,15 +409,16 @@ impl<P: NonNegative> Work<P> {
             // Every product below is at least (smallest multiplier) ·
             // (smallest entry of row k): one check per step finds underflow.
             let y_min = smallest(&row_k);
-            let mut l_min: Option<P> = None;
+            let mut l_min: Option<(P, f64)> = None;
             for h in alive.clone() {
                 let a = &self.arcs[h * r + k];
                 if a.is_nil() {
                     continue;
                 }
                 let l = a.over(&d);
-                if l_min.as_ref().is_none_or(|x| l.ln_weight() < x.ln_weight()) {
-                    l_min = Some(l.clone());
+                let key = l.magnitude();
+                if l_min.as_ref().is_none_or(|(_, k)| key < *k) {
+                    l_min = Some((l.clone(), key));
                 }
                 // The diagonal entry h → h is updated too and never read:
                 // one contiguous row keeps the loop simple and vectorisable.
@@ -416,7 +430,7 @@ impl<P: NonNegative> Work<P> {
                     lower[h] = l;
                 }
             }
-            if let (Some(l), Some(y)) = (l_min, y_min) {
+            if let (Some((l, _)), Some(y)) = (l_min, y_min) {
                 self.tiny |= l.times(y).is_extreme();
             }
         }
@@ -447,9 +461,14 @@ impl<P: NonNegative> Work<P> {
 
 /// The smallest non-zero entry (by logarithm), if any.
 fn smallest<P: NonNegative>(xs: &[P]) -> Option<&P> {
-    xs.iter()
-        .filter(|x| !x.is_nil())
-        .min_by(|a, b| a.ln_weight().total_cmp(&b.ln_weight()))
+    let mut best: Option<(&P, f64)> = None;
+    for x in xs.iter().filter(|x| !x.is_nil()) {
+        let key = x.magnitude();
+        if best.is_none_or(|(_, k)| key < k) {
+            best = Some((x, key));
+        }
+    }
+    best.map(|(x, _)| x)
 }
 
 struct Step<P> {

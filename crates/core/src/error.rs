@@ -208,6 +208,13 @@ pub enum Error {
         /// The value given.
         value: f64,
     },
+    /// A divergence (KL, cross-entropy) is `+∞` because `p` gives probability
+    /// to an arc that `q` forbids, so it has no gradient.
+    #[error("the divergence is +∞: p gives probability to {arc}, which q forbids")]
+    InfiniteDivergence {
+        /// The arc (or labeled arc).
+        arc: ArcRef,
+    },
     /// The quantity needs what this model does not keep (the `f64` graph of
     /// [`Model::new`](crate::Model::new) for zeroth-order quantities).
     #[error("{0} is not available for this model")]

@@ -75,8 +75,13 @@ impl<S: Scalar> ArcFeatures<S> {
 }
 
 impl<B: MatrixBackend> Model<B> {
-    /// Checks that `arc` is an arc (and label) of this graph.
-    pub(crate) fn check_arc(&self, arc: ArcRef) -> Result<()> {
+    /// Checks that `arc` is an arc (and label) of this graph: a head in
+    /// `0..=n`, a word `1..=n` as dependent, no self-loop, a label below the
+    /// label count. `O(1)`.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchArc`].
+    pub fn check_arc(&self, arc: ArcRef) -> Result<()> {
         let n = self.n();
         let labels = self.label_shares().map_or(1, |(k, _)| k);
         let ok = arc.head <= n

@@ -228,7 +228,7 @@ where
     /// seeded with `−ln w^q`) and of `q` (`μ^q − μ^p`), `O(n³)`.
     ///
     /// # Errors
-    /// [`Error::NoSuchArc`] naming an arc where `H(p, q) = +∞`; as
+    /// [`Error::InfiniteDivergence`] naming an arc where `H(p, q) = +∞`; as
     /// [`Model::cross_entropy`].
     pub fn grad_cross_entropy(&self, q: &Model<B>) -> Result<GradientPair<B::Scalar>> {
         self.check_same_graph(q)?;
@@ -259,7 +259,7 @@ where
 
     fn finite_or_error(&self, q_logs: &[Matrix<Option<B::Scalar>>]) -> Result<()> {
         match self.forbidden_by(q_logs)? {
-            Some(arc) => Err(Error::NoSuchArc { arc, n: self.n() }),
+            Some(arc) => Err(Error::InfiniteDivergence { arc }),
             None => Ok(()),
         }
     }

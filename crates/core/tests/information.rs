@@ -236,6 +236,15 @@ fn cross_entropy_is_infinite_where_q_forbids_an_arc_of_p() {
     };
     assert_eq!(mp.cross_entropy(&mq).unwrap(), Divergence::Infinite { arc });
     assert_eq!(mp.kl_divergence(&mq).unwrap().to_f64(), f64::INFINITY);
+    // No gradient at +∞: a typed error naming the arc.
+    assert_eq!(
+        mp.grad_kl_divergence(&mq).unwrap_err(),
+        spantree_core::Error::InfiniteDivergence { arc }
+    );
+    assert_eq!(
+        mp.grad_cross_entropy(&mq).unwrap_err(),
+        spantree_core::Error::InfiniteDivergence { arc }
+    );
     // The other direction is finite: q's support lies inside p's.
     assert!(mq.kl_divergence(&mp).unwrap().to_f64().is_finite());
 }
