@@ -9,7 +9,9 @@
 //!   (`cargo bench -p spantree-bench --bench gradients`).
 //!
 //! This library holds what they share: seeded inputs that look like a
-//! parser's scores.
+//! parser's scores. It also holds a small [`conllu`] reader.
+
+pub mod conllu;
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_core::{ArcFeatures, ArcRef, Graph};

@@ -1,0 +1,553 @@
+//! A small CoNLL-U reader: words, gold heads and gold labels.
+//!
+//! [CoNLL-U](https://universaldependencies.org/format.html) stores one token
+//! per line in ten tab-separated columns
+//! (`ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC`), sentences are
+//! separated by blank lines, and `#` lines before a sentence are comments.
+//! This reader
+//!
+//! * splits on tabs only (forms may contain spaces);
+//! * keeps the comments of each sentence (`# sent_id = …`, `# text = …`);
+//! * skips multiword-token ranges (`3-4`) and empty nodes (`5.1`), which are
+//!   not part of the basic tree, but checks that their IDs are well formed;
+//! * reads the enhanced-dependency column (`DEPS`, `head:rel|head:rel` or `_`)
+//!   into [`Word::enhanced`], keeping the heads as text because they may name
+//!   empty nodes (`5.1`);
+//! * checks that word IDs run `1, 2, …, n` and that every head is in `0..=n`.
+//!
+//! Every problem is a [`ConlluError`] with the 1-based line number; the
+//! [`Sentences`] iterator reports it and resumes at the next sentence, so one
+//! malformed sentence does not hide the rest of a treebank.
+//!
+//! ```
+//! use spantree_bench::conllu::parse;
+//!
+//! let text = "# text = Dogs bark\n1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t2:nsubj\t_\n\
+//!             2\tbark\tbark\tVERB\t_\t_\t0\troot\t0:root\t_\n\n";
+//! let sentences = parse(text)?;
+//! assert_eq!(sentences[0].heads(), vec![2, 0]);
+//! assert_eq!(sentences[0].labels(), vec!["nsubj", "root"]);
+//! # Ok::<(), spantree_bench::conllu::ConlluError>(())
+//! ```
+
+use std::fmt;
+use std::path::Path;
+
+/// One syntactic word of the basic tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Word {
+    /// The word form (column 2).
+    pub form: String,
+    /// The gold head (column 7): `0` is the root, `1..=n` the words.
+    pub head: usize,
+    /// The gold relation (column 8), with its subtype (`nmod:poss`).
+    pub label: String,
+    /// The enhanced dependencies (column 9) as `(head, relation)` pairs;
+    /// heads are text because they may be empty nodes (`5.1`). Empty for `_`.
+    pub enhanced: Vec<(String, String)>,
+}
+
+/// A sentence: its comment lines and its words in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sentence {
+    /// The 1-based line of the sentence's first line (comment or token).
+    pub line: usize,
+    /// Comment lines without the leading `#` and surrounding spaces.
+    pub comments: Vec<String>,
+    /// The words `1..=n` (multiword tokens and empty nodes left out).
+    pub words: Vec<Word>,
+}
+
+impl Sentence {
+    /// The number of words `n`.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Whether the sentence has no word (never true for a parsed sentence).
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// The gold heads, word by word (`0` for the root).
+    pub fn heads(&self) -> Vec<usize> {
+        self.words.iter().map(|w| w.head).collect()
+    }
+
+    /// The gold relations, word by word.
+    pub fn labels(&self) -> Vec<&str> {
+        self.words.iter().map(|w| w.label.as_str()).collect()
+    }
+
+    /// The word forms.
+    pub fn forms(&self) -> Vec<&str> {
+        self.words.iter().map(|w| w.form.as_str()).collect()
+    }
+
+    /// The value of a `# key = value` comment (`sent_id`, `text`), if any.
+    pub fn comment(&self, key: &str) -> Option<&str> {
+        self.comments.iter().find_map(|c| {
+            let (k, v) = c.split_once('=')?;
+            (k.trim() == key).then(|| v.trim())
+        })
+    }
+}
+
+/// What is wrong with a CoNLL-U line; every variant names the 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConlluError {
+    /// A token line without exactly ten tab-separated columns.
+    Columns {
+        /// The line.
+        line: usize,
+        /// How many columns it had.
+        found: usize,
+    },
+    /// An ID that is neither `k`, `k-l` nor `k.l` with decimal integers.
+    BadId {
+        /// The line.
+        line: usize,
+        /// The ID column as written.
+        id: String,
+    },
+    /// A word ID out of sequence (IDs must run `1, 2, …, n`).
+    OutOfOrder {
+        /// The line.
+        line: usize,
+        /// The ID expected there.
+        expected: usize,
+        /// The ID found.
+        found: usize,
+    },
+    /// A HEAD that is not a decimal integer (`_` included) on a word line.
+    BadHead {
+        /// The line.
+        line: usize,
+        /// The HEAD column as written.
+        head: String,
+    },
+    /// A HEAD above the sentence's word count, or equal to the word's own ID.
+    HeadOutOfRange {
+        /// The line.
+        line: usize,
+        /// The head.
+        head: usize,
+        /// The sentence's word count.
+        words: usize,
+    },
+    /// An enhanced-dependency entry that is not `head:relation`.
+    BadEnhanced {
+        /// The line.
+        line: usize,
+        /// The offending entry.
+        entry: String,
+    },
+    /// A sentence of comments, multiword tokens or empty nodes but no word.
+    NoWords {
+        /// The sentence's first line.
+        line: usize,
+    },
+    /// The file could not be read.
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+}
+
+impl fmt::Display for ConlluError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConlluError::Columns { line, found } => write!(
+                f,
+                "line {line}: a token line needs 10 tab-separated columns, found {found}"
+            ),
+            ConlluError::BadId { line, id } => {
+                write!(f, "line {line}: ID {id:?} is not `k`, `k-l` or `k.l`")
+            }
+            ConlluError::OutOfOrder {
+                line,
+                expected,
+                found,
+            } => write!(f, "line {line}: expected word ID {expected}, found {found}"),
+            ConlluError::BadHead { line, head } => {
+                write!(f, "line {line}: HEAD {head:?} is not a word index")
+            }
+            ConlluError::HeadOutOfRange { line, head, words } => write!(
+                f,
+                "line {line}: HEAD {head} is not another word of this {words}-word sentence or 0"
+            ),
+            ConlluError::BadEnhanced { line, entry } => write!(
+                f,
+                "line {line}: enhanced dependency {entry:?} is not `head:relation`"
+            ),
+            ConlluError::NoWords { line } => {
+                write!(f, "line {line}: sentence without any word")
+            }
+            ConlluError::Io { path, message } => write!(f, "{path}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ConlluError {}
+
+/// Parses a whole CoNLL-U text; the first malformed sentence is an error.
+/// `O(length)`.
+///
+/// # Errors
+/// The first [`ConlluError`]; use [`Sentences`] to skip bad sentences instead.
+pub fn parse(text: &str) -> Result<Vec<Sentence>, ConlluError> {
+    Sentences::new(text).collect()
+}
+
+/// Reads a CoNLL-U file, keeping the well-formed sentences and returning the
+/// errors of the others alongside.
+///
+/// # Errors
+/// [`ConlluError::Io`] when the file cannot be read (not valid UTF-8 included).
+pub fn read_file(path: &Path) -> Result<(Vec<Sentence>, Vec<ConlluError>), ConlluError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConlluError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut good = Vec::new();
+    let mut bad = Vec::new();
+    for s in Sentences::new(&text) {
+        match s {
+            Ok(s) => good.push(s),
+            Err(e) => bad.push(e),
+        }
+    }
+    Ok((good, bad))
+}
+
+/// An iterator over the sentences of a CoNLL-U text. After an error it
+/// resumes at the next blank line, so each malformed sentence costs one
+/// [`ConlluError`] and the others still come through.
+#[derive(Clone, Debug)]
+pub struct Sentences<'a> {
+    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+}
+
+impl<'a> Sentences<'a> {
+    /// Starts at the beginning of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Sentences {
+            lines: text.lines().enumerate(),
+        }
+    }
+
+    /// Skips to just after the next blank line.
+    fn skip_sentence(&mut self) {
+        for (_, l) in self.lines.by_ref() {
+            if l.trim().is_empty() {
+                break;
+            }
+        }
+    }
+}
+
+impl Iterator for Sentences<'_> {
+    type Item = Result<Sentence, ConlluError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut sentence: Option<Sentence> = None;
+        let mut raw_heads: Vec<(usize, usize)> = Vec::new();
+        loop {
+            let Some((index, raw)) = self.lines.next() else {
+                break;
+            };
+            let line = index + 1;
+            let text = raw.strip_suffix('\r').unwrap_or(raw);
+            if text.trim().is_empty() {
+                if sentence.is_some() {
+                    break;
+                }
+                continue;
+            }
+            let s = sentence.get_or_insert_with(|| Sentence {
+                line,
+                comments: Vec::new(),
+                words: Vec::new(),
+            });
+            if let Some(c) = text.strip_prefix('#') {
+                s.comments.push(c.trim().to_string());
+                continue;
+            }
+            match token(text, line, s.words.len() + 1) {
+                Ok(None) => {}
+                Ok(Some(word)) => {
+                    raw_heads.push((line, word.head));
+                    s.words.push(word);
+                }
+                Err(e) => {
+                    self.skip_sentence();
+                    return Some(Err(e));
+                }
+            }
+        }
+        let s = sentence?;
+        if s.words.is_empty() {
+            return Some(Err(ConlluError::NoWords { line: s.line }));
+        }
+        let n = s.words.len();
+        for (m, &(line, head)) in raw_heads.iter().enumerate() {
+            if head > n || head == m + 1 {
+                return Some(Err(ConlluError::HeadOutOfRange {
+                    line,
+                    head,
+                    words: n,
+                }));
+            }
+        }
+        Some(Ok(s))
+    }
+}
+
+/// Parses one token line: `Ok(None)` for multiword tokens and empty nodes.
+fn token(text: &str, line: usize, expected: usize) -> Result<Option<Word>, ConlluError> {
+    let cols: Vec<&str> = text.split('\t').collect();
+    if cols.len() != 10 {
+        return Err(ConlluError::Columns {
+            line,
+            found: cols.len(),
+        });
+    }
+    let id = cols[0];
+    let bad_id = || ConlluError::BadId {
+        line,
+        id: id.to_string(),
+    };
+    let number = |s: &str| -> Option<usize> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    if let Some((a, b)) = id.split_once('-') {
+        return match (number(a), number(b)) {
+            (Some(a), Some(b)) if a >= 1 && a < b => Ok(None),
+            _ => Err(bad_id()),
+        };
+    }
+    if let Some((a, b)) = id.split_once('.') {
+        return match (number(a), number(b)) {
+            (Some(_), Some(b)) if b >= 1 => Ok(None),
+            _ => Err(bad_id()),
+        };
+    }
+    let found = number(id).ok_or_else(bad_id)?;
+    if found != expected {
+        return Err(ConlluError::OutOfOrder {
+            line,
+            expected,
+            found,
+        });
+    }
+    let head = number(cols[6]).ok_or_else(|| ConlluError::BadHead {
+        line,
+        head: cols[6].to_string(),
+    })?;
+    let enhanced = if cols[8] == "_" {
+        Vec::new()
+    } else {
+        cols[8]
+            .split('|')
+            .map(|entry| match entry.split_once(':') {
+                Some((h, rel)) if !h.is_empty() && !rel.is_empty() => {
+                    Ok((h.to_string(), rel.to_string()))
+                }
+                _ => Err(ConlluError::BadEnhanced {
+                    line,
+                    entry: entry.to_string(),
+                }),
+            })
+            .collect::<Result<_, _>>()?
+    };
+    Ok(Some(Word {
+        form: cols[1].to_string(),
+        head,
+        label: cols[7].to_string(),
+        enhanced,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, form: &str, head: &str, rel: &str, deps: &str) -> String {
+        format!("{id}\t{form}\t_\t_\t_\t_\t{head}\t{rel}\t{deps}\t_\n")
+    }
+
+    #[test]
+    fn reads_comments_multiword_tokens_and_empty_nodes() {
+        let text = [
+            "# sent_id = a-1\n".to_string(),
+            "# text = Vámonos al mar\n".to_string(),
+            row("1-2", "Vámonos", "_", "_", "_"),
+            row("1", "Vamos", "0", "root", "0:root"),
+            row("2", "nos", "1", "obj", "1:obj"),
+            row("3-4", "al", "_", "_", "_"),
+            row("3", "a", "5", "case", "5:case"),
+            row("4", "el", "5", "det", "5:det"),
+            row("4.1", "ellipsis", "_", "_", "1:conj"),
+            row("5", "mar", "1", "obl:arg", "1:obl:arg|4.1:nsubj"),
+            "\n".to_string(),
+            row("1", "Hi", "0", "root", "_"),
+        ]
+        .concat();
+        let s = parse(&text).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].comment("sent_id"), Some("a-1"));
+        assert_eq!(s[0].comment("text"), Some("Vámonos al mar"));
+        assert_eq!(s[0].forms(), vec!["Vamos", "nos", "a", "el", "mar"]);
+        assert_eq!(s[0].heads(), vec![0, 1, 5, 5, 1]);
+        assert_eq!(s[0].labels(), vec!["root", "obj", "case", "det", "obl:arg"]);
+        // Relations keep their own colons; heads may be empty nodes.
+        assert_eq!(
+            s[0].words[4].enhanced,
+            vec![
+                ("1".to_string(), "obl:arg".to_string()),
+                ("4.1".to_string(), "nsubj".to_string())
+            ]
+        );
+        assert_eq!(s[0].line, 1);
+        // The last sentence needs no trailing blank line.
+        assert_eq!(s[1].heads(), vec![0]);
+        assert_eq!(s[1].line, 12);
+        assert!(s[1].words[0].enhanced.is_empty());
+    }
+
+    #[test]
+    fn splits_on_tabs_only_and_accepts_crlf() {
+        let text = "1\tNew York\t_\t_\t_\t_\t0\troot\t_\t_\r\n\r\n";
+        let s = parse(text).unwrap();
+        assert_eq!(s[0].forms(), vec!["New York"]);
+        // Spaces instead of tabs: one column.
+        let spaces = "1 New _ _ _ _ 0 root _ _\n";
+        assert_eq!(
+            parse(spaces),
+            Err(ConlluError::Columns { line: 1, found: 1 })
+        );
+    }
+
+    #[test]
+    fn malformed_lines_are_typed_errors_with_line_numbers() {
+        let cases: Vec<(String, ConlluError)> = vec![
+            (
+                row("1", "a", "0", "root", "_").replace("\t_\n", "\n"),
+                ConlluError::Columns { line: 1, found: 9 },
+            ),
+            (
+                row("x", "a", "0", "root", "_"),
+                ConlluError::BadId {
+                    line: 1,
+                    id: "x".into(),
+                },
+            ),
+            (
+                row("2-1", "a", "_", "_", "_"),
+                ConlluError::BadId {
+                    line: 1,
+                    id: "2-1".into(),
+                },
+            ),
+            (
+                row("1.x", "a", "_", "_", "_"),
+                ConlluError::BadId {
+                    line: 1,
+                    id: "1.x".into(),
+                },
+            ),
+            (
+                [row("1", "a", "0", "root", "_"), row("3", "b", "1", "x", "_")].concat(),
+                ConlluError::OutOfOrder {
+                    line: 2,
+                    expected: 2,
+                    found: 3,
+                },
+            ),
+            (
+                row("1", "a", "_", "root", "_"),
+                ConlluError::BadHead {
+                    line: 1,
+                    head: "_".into(),
+                },
+            ),
+            (
+                row("1", "a", "-1", "root", "_"),
+                ConlluError::BadHead {
+                    line: 1,
+                    head: "-1".into(),
+                },
+            ),
+            (
+                [row("1", "a", "0", "root", "_"), row("2", "b", "7", "x", "_")].concat(),
+                ConlluError::HeadOutOfRange {
+                    line: 2,
+                    head: 7,
+                    words: 2,
+                },
+            ),
+            (
+                [row("1", "a", "0", "root", "_"), row("2", "b", "2", "x", "_")].concat(),
+                ConlluError::HeadOutOfRange {
+                    line: 2,
+                    head: 2,
+                    words: 2,
+                },
+            ),
+            (
+                row("1", "a", "0", "root", "0root"),
+                ConlluError::BadEnhanced {
+                    line: 1,
+                    entry: "0root".into(),
+                },
+            ),
+            (
+                ["# only a comment\n".to_string(), row("1-2", "du", "_", "_", "_")].concat(),
+                ConlluError::NoWords { line: 1 },
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse(&text), Err(expected.clone()), "{text:?}");
+            assert!(expected.to_string().starts_with("line "));
+        }
+    }
+
+    #[test]
+    fn iterator_resumes_after_a_bad_sentence() {
+        let text = [
+            row("1", "a", "0", "root", "_"),
+            "\n".to_string(),
+            row("1", "b", "zero", "root", "_"),
+            row("2", "c", "1", "x", "_"),
+            "\n\n".to_string(),
+            row("1", "d", "0", "root", "_"),
+            row("2", "e", "1", "x", "_"),
+        ]
+        .concat();
+        let all: Vec<_> = Sentences::new(&text).collect();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[0].as_ref().unwrap().forms(), vec!["a"]);
+        assert_eq!(
+            all[1],
+            Err(ConlluError::BadHead {
+                line: 3,
+                head: "zero".into()
+            })
+        );
+        let last = all[2].as_ref().unwrap();
+        assert_eq!((last.forms(), last.line), (vec!["d", "e"], 7));
+    }
+
+    #[test]
+    fn empty_text_and_missing_file() {
+        assert_eq!(parse(""), Ok(vec![]));
+        assert_eq!(parse("\n\n"), Ok(vec![]));
+        let err = read_file(Path::new("/nonexistent/x.conllu")).unwrap_err();
+        assert!(matches!(err, ConlluError::Io { .. }));
+    }
+}
