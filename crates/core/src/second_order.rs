@@ -145,14 +145,8 @@ impl<B: MatrixBackend> Model<B> {
     ) -> Result<Matrix<B::Scalar>> {
         match self.resolve(r, s, algorithm) {
             SecondOrder::Hessian => {
-                let mut c = self.second_moment_by_pairs(r, s)?;
-                let (er, es) = (self.expect_additive(r)?, self.expect_additive(s)?);
-                for i in 0..r.dim() {
-                    for j in 0..s.dim() {
-                        c[(i, j)] -= er[i].clone() * es[j].clone();
-                    }
-                }
-                Ok(c)
+                let c = self.second_moment_by_pairs(r, s)?;
+                self.add_mean_product(c, r, s, false)
             }
             _ => self.covariance_by_reverse_mode(r, s),
         }
@@ -171,14 +165,8 @@ impl<B: MatrixBackend> Model<B> {
         match self.resolve(r, s, algorithm) {
             SecondOrder::Hessian => self.second_moment_by_pairs(r, s),
             _ => {
-                let mut c = self.covariance_by_reverse_mode(r, s)?;
-                let (er, es) = (self.expect_additive(r)?, self.expect_additive(s)?);
-                for i in 0..r.dim() {
-                    for j in 0..s.dim() {
-                        c[(i, j)] += er[i].clone() * es[j].clone();
-                    }
-                }
-                Ok(c)
+                let c = self.covariance_by_reverse_mode(r, s)?;
+                self.add_mean_product(c, r, s, true)
             }
         }
     }
@@ -198,6 +186,28 @@ impl<B: MatrixBackend> Model<B> {
         Ok(self
             .expect_second_order(r, s, algorithm)?
             .map(|x| x.clone() * z.clone()))
+    }
+
+    /// `c ± E[r] E[s]ᵀ`: between the second moment and the covariance.
+    fn add_mean_product(
+        &self,
+        mut c: Matrix<B::Scalar>,
+        r: &ArcFeatures<B::Scalar>,
+        s: &ArcFeatures<B::Scalar>,
+        add: bool,
+    ) -> Result<Matrix<B::Scalar>> {
+        let (er, es) = (self.expect_additive(r)?, self.expect_additive(s)?);
+        for (i, a) in er.iter().enumerate() {
+            for (j, b) in es.iter().enumerate() {
+                let p = a.clone() * b.clone();
+                if add {
+                    c[(i, j)] += p;
+                } else {
+                    c[(i, j)] -= p;
+                }
+            }
+        }
+        Ok(c)
     }
 
     fn second_moment_by_pairs(
