@@ -72,7 +72,7 @@ impl<S: Scalar> LabeledWeights<S> {
     /// Calls `visit(tree_heads, labels_of_words, weight)` on every labeled
     /// tree of positive weight: every tree of the support, times every
     /// assignment of a label to each word (`|labels|^n` of them).
-    fn for_each_labeled_tree(
+    pub fn for_each_labeled_tree(
         &self,
         rooting: Rooting,
         mut visit: impl FnMut(&[usize], &[usize], S),

@@ -2,36 +2,17 @@
 //! oracle: every expected number is a sum over enumerated (labeled) trees.
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
-use spantree_bruteforce::{trees, Tree};
+use spantree_bruteforce::{LabeledWeights, Tree};
 use spantree_core::{ArcFeatures, ArcRef, Divergence, Graph, Matrix, Model, Rooting};
 use spantree_faer::{LogF64, F64};
 
 /// Every labeled tree with its (unnormalised) weight: `labels[m]` is the
 /// label of word `m`'s arc (index 0 unused).
 fn labeled_trees(w: &[Matrix<f64>], rooting: Rooting) -> Vec<(Tree, Vec<usize>, f64)> {
-    let k = w.len();
-    let mut collapsed = w[0].clone();
-    for l in &w[1..] {
-        for (c, x) in collapsed.as_mut_slice().iter_mut().zip(l.as_slice()) {
-            *c += x;
-        }
-    }
     let mut out = Vec::new();
-    for tree in trees(&collapsed, rooting) {
-        let n = tree.n();
-        for mut code in 0..k.pow(n as u32) {
-            let mut labels = vec![0; n + 1];
-            let mut weight = 1.0;
-            for m in 1..=n {
-                labels[m] = code % k;
-                code /= k;
-                weight *= w[labels[m]][(tree.head(m), m)];
-            }
-            if weight > 0.0 {
-                out.push((tree.clone(), labels, weight));
-            }
-        }
-    }
+    LabeledWeights::new(w.to_vec()).for_each_labeled_tree(rooting, |heads, labels, weight| {
+        out.push((Tree::from_heads(heads.to_vec()), labels.to_vec(), weight));
+    });
     out
 }
 

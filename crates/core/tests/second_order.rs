@@ -227,3 +227,80 @@ fn smith_eisner_entropy_agrees_at_high_precision() {
         }
     }
 }
+
+#[test]
+fn labeled_covariance_and_pairs_match_brute_force() {
+    use spantree_bruteforce::LabeledWeights;
+    let mut rng = SplitMix64::new(21);
+    for n in 1..=4 {
+        for rooting in Rooting::ALL {
+            let labels: Vec<Matrix<f64>> = (0..2).map(|_| weights(&mut rng, n)).collect();
+            let lw = LabeledWeights::new(labels);
+            let model = Model::new(
+                F64,
+                &Graph::from_labeled_weights(&lw.rows()).unwrap(),
+                rooting,
+            )
+            .unwrap();
+            // r: label-specific and label-free entries; s: label-free.
+            let mut r = ArcFeatures::new(2);
+            let mut s = ArcFeatures::new(1);
+            for h in 0..=n {
+                for m in (1..=n).filter(|&m| m != h) {
+                    let l = (h + m) % 2;
+                    r.push(
+                        ArcRef {
+                            head: h,
+                            dependent: m,
+                            label: Some(l),
+                        },
+                        vec![(0, 1.0)],
+                    )
+                    .unwrap();
+                    r.push(arc(h, m), vec![(1, (h as f64) - 0.5)]).unwrap();
+                    s.push(
+                        ArcRef {
+                            head: h,
+                            dependent: m,
+                            label: Some(1 - l),
+                        },
+                        vec![(0, 2.0)],
+                    )
+                    .unwrap();
+                }
+            }
+            let value = |f: &ArcFeatures<f64>, heads: &[usize], ls: &[usize]| {
+                let mut v = vec![0.0; f.dim()];
+                for (a, values) in f.entries() {
+                    let hit = heads[a.dependent] == a.head
+                        && a.label.is_none_or(|l| ls[a.dependent] == l);
+                    if hit {
+                        values.iter().for_each(|(i, x)| v[*i] += x);
+                    }
+                }
+                v
+            };
+            let mut z = 0.0;
+            let (mut er, mut es, mut ers) = ([0.0; 2], 0.0, [0.0; 2]);
+            lw.for_each_labeled_tree(rooting, |heads, ls, w| {
+                let (vr, vs) = (value(&r, heads, ls), value(&s, heads, ls)[0]);
+                z += w;
+                es += w * vs;
+                for i in 0..2 {
+                    er[i] += w * vr[i];
+                    ers[i] += w * vr[i] * vs;
+                }
+            });
+            for algorithm in [SecondOrder::JacobianVector, SecondOrder::Hessian] {
+                let cov = model.covariance(&r, &s, algorithm).unwrap();
+                for i in 0..2 {
+                    close(
+                        cov[(i, 0)],
+                        ers[i] / z - (er[i] / z) * (es / z),
+                        algorithm.name(),
+                    );
+                }
+            }
+        }
+    }
+}
