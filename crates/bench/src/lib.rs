@@ -6,12 +6,25 @@
 //!   (`cargo bench -p spantree-bench --bench partition`);
 //! * `gradients`: the reverse-mode gradient of the GE objective against
 //!   `ln Z` plus marginals, as the number of features grows
-//!   (`cargo bench -p spantree-bench --bench gradients`).
+//!   (`cargo bench -p spantree-bench --bench gradients`);
+//! * `baselines`: every fast algorithm against the literature's baseline for
+//!   the same quantity at `n ∈ {10, 20, 36, 50, 80}`, and the Jacobian–vector
+//!   route of the covariance against the Hessian route as `R = S` grows
+//!   (`cargo bench -p spantree-bench --bench baselines`).
+//!
+//! Two examples print the tables of the speed and accuracy claims:
+//! `slopes` times the same algorithms with a plain loop and fits the slope
+//! of `log t` against `log n`; `ge_accuracy` compares the GE gradient by
+//! reverse mode and by the covariance route with the exact rational
+//! gradient (`cargo run --release -p spantree-bench --example slopes`,
+//! `… --example ge_accuracy`).
 //!
 //! This library holds what they share: seeded inputs that look like a
-//! parser's scores. It also holds a small [`conllu`] reader.
+//! parser's scores, and the table of timed algorithms ([`timed::TIMED`]).
+//! It also holds a small [`conllu`] reader.
 
 pub mod conllu;
+pub mod timed;
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_core::{ArcFeatures, ArcRef, Graph};

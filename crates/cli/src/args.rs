@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use spantree_core::Rooting;
+use spantree_core::{Rooting, SecondOrder};
 
 /// Inference over distributions of spanning trees (dependency trees) by the
 /// matrix-tree theorem.
@@ -54,7 +54,7 @@ pub struct InferArgs {
 
     /// Comma-separated quantities to compute: log_z, marginals,
     /// label_marginals, entropy, cross_entropy, kl, renyi:ALPHA, lp_norm:K,
-    /// expected_attachment, ge, and the gradients grad_entropy,
+    /// expected_attachment, ge, covariance, and the gradients grad_entropy,
     /// grad_cross_entropy, grad_kl, grad_expected_attachment, grad_ge (see
     /// QUANTITIES below for the line fields they read). label_marginals is
     /// only produced for labeled input, and is added there automatically
@@ -68,6 +68,21 @@ pub struct InferArgs {
     )]
     pub quantities: Vec<Quantity>,
 
+    /// Choose the algorithm of a quantity that has more than one, as
+    /// QUANTITY=NAME; repeatable (or comma-separated). The default is the
+    /// fast one; the others are the literature's slower routes, kept as
+    /// baselines (see ALGORITHMS below): log_z=lu|minors (minors:
+    /// single-root only), marginals=inverse|mcdonald-satta,
+    /// entropy=expectation|smith-eisner, grad_ge=reverse-mode|covariance,
+    /// covariance=auto|jacobian-vector|hessian.
+    #[arg(
+        long = "algorithm",
+        value_name = "QUANTITY=NAME",
+        value_delimiter = ',',
+        value_parser = parse_algorithm
+    )]
+    pub algorithms: Vec<AlgorithmChoice>,
+
     /// Worker threads for parsing and computing (default: all cores).
     /// Output is identical for every thread count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -77,8 +92,8 @@ pub struct InferArgs {
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// With --backend exact: print marginals, expected_attachment, ge and
-    /// gradients as exact rational strings ("p/q", or "p" for integers)
+    /// With --backend exact: print marginals, expected_attachment, ge,
+    /// covariance and gradients as exact rational strings ("p/q", or "p" for integers)
     /// instead of the nearest f64.
     #[arg(long)]
     pub exact_output: bool,
@@ -165,6 +180,9 @@ pub enum Quantity {
     Ge,
     /// Its gradient.
     GradGe,
+    /// `Cov[f, g]` of the line's `features` against themselves or against
+    /// `features_s`, an `R × S` matrix.
+    Covariance,
 }
 
 /// What a quantity's command-line name may be followed by.
@@ -205,6 +223,7 @@ pub const QUANTITIES: &[QuantityName] = &[
     }),
     ("ge", Param::None, |_| Quantity::Ge),
     ("grad_ge", Param::None, |_| Quantity::GradGe),
+    ("covariance", Param::None, |_| Quantity::Covariance),
 ];
 
 impl Quantity {
@@ -226,6 +245,7 @@ impl Quantity {
             Quantity::GradExpectedAttachment => "grad_expected_attachment",
             Quantity::Ge => "ge",
             Quantity::GradGe => "grad_ge",
+            Quantity::Covariance => "covariance",
         }
     }
 
@@ -371,10 +391,19 @@ impl InferArgs {
                 return Err(format!(
                     "{} needs logarithms, which exact rationals do not have; \
                      use --backend log or f64 for it (on --backend exact: log_z, \
-                     marginals, label_marginals, expected_attachment, ge and their gradients)",
+                     marginals, label_marginals, expected_attachment, ge, covariance \
+                     and their gradients)",
                     q.name()
                 ));
             }
+        }
+        let algorithms = self.algorithms()?;
+        if algorithms.log_z == LogZBy::Minors && self.rooting == RootingArg::Multi {
+            return Err(
+                "log_z=minors is a single-root algorithm (Z = Σ_r ρ_r det L⁰ without row \
+                 and column r); use it with --rooting single, or log_z=lu for multi-root trees"
+                    .into(),
+            );
         }
         for (i, a) in self.quantities.iter().enumerate() {
             for b in &self.quantities[i + 1..] {
@@ -388,6 +417,296 @@ impl InferArgs {
             }
         }
         Ok(())
+    }
+}
+
+/// The algorithm of `log_z`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LogZBy {
+    /// One factorisation of the Laplacian (LU, or the backend's
+    /// elimination): `O(n³)`.
+    #[default]
+    Lu,
+    /// Single-root `Z = Σ_r ρ_r det L⁰_(r)`, `n` minors (Koo et al. 2007):
+    /// `O(n⁴)` ([`spantree_core::baseline::partition_by_minors`]).
+    Minors,
+}
+
+/// The algorithm of `marginals`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MarginalsBy {
+    /// From `X = L⁻¹` (Koo et al. 2007): `O(n³)`.
+    #[default]
+    Inverse,
+    /// `Z` with every competing arc zeroed, per arc (McDonald & Satta 2007):
+    /// `O(n⁵)` ([`spantree_core::baseline::marginals_by_zeroing`]).
+    McDonaldSatta,
+}
+
+/// The algorithm of `entropy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EntropyBy {
+    /// `ln Z − Σ_e μ_e ln w_e` from the marginals: `O(n³)`.
+    #[default]
+    Expectation,
+    /// `n` column-replaced determinants (Smith & Eisner 2007): `O(n⁴)`
+    /// ([`spantree_core::baseline::entropy_by_columns`]).
+    SmithEisner,
+}
+
+/// The algorithm of `grad_ge`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GradGeBy {
+    /// One reverse-mode pass through the marginals: `O(n³)`.
+    #[default]
+    ReverseMode,
+    /// Through the covariance of arc indicators with the features (Druck &
+    /// Smith 2009): `O(n⁴)` ([`spantree_core::baseline::grad_ge_by_covariance`]).
+    Covariance,
+}
+
+/// One `--algorithm QUANTITY=NAME`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AlgorithmChoice {
+    /// `log_z=…`.
+    LogZ(LogZBy),
+    /// `marginals=…`.
+    Marginals(MarginalsBy),
+    /// `entropy=…`.
+    Entropy(EntropyBy),
+    /// `grad_ge=…`.
+    GradGe(GradGeBy),
+    /// `covariance=…`.
+    Covariance(SecondOrder),
+}
+
+impl AlgorithmChoice {
+    /// The quantity it is the algorithm of.
+    pub fn quantity(self) -> &'static str {
+        match self {
+            AlgorithmChoice::LogZ(_) => "log_z",
+            AlgorithmChoice::Marginals(_) => "marginals",
+            AlgorithmChoice::Entropy(_) => "entropy",
+            AlgorithmChoice::GradGe(_) => "grad_ge",
+            AlgorithmChoice::Covariance(_) => "covariance",
+        }
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        ALGORITHMS
+            .iter()
+            .find(|a| a.choice == self)
+            .map_or("?", |a| a.name)
+    }
+}
+
+/// A row of [`ALGORITHMS`].
+#[derive(Clone, Copy, Debug)]
+pub struct AlgorithmName {
+    /// The quantity's command-line name.
+    pub quantity: &'static str,
+    /// The algorithm's command-line name.
+    pub name: &'static str,
+    /// What it stands for.
+    pub choice: AlgorithmChoice,
+    /// Whether it is the default for its quantity.
+    pub default: bool,
+}
+
+const fn algorithm(
+    quantity: &'static str,
+    name: &'static str,
+    choice: AlgorithmChoice,
+    default: bool,
+) -> AlgorithmName {
+    AlgorithmName {
+        quantity,
+        name,
+        choice,
+        default,
+    }
+}
+
+/// Every `--algorithm QUANTITY=NAME`, defaults first within a quantity.
+pub const ALGORITHMS: &[AlgorithmName] = &[
+    algorithm("log_z", "lu", AlgorithmChoice::LogZ(LogZBy::Lu), true),
+    algorithm(
+        "log_z",
+        "minors",
+        AlgorithmChoice::LogZ(LogZBy::Minors),
+        false,
+    ),
+    algorithm(
+        "marginals",
+        "inverse",
+        AlgorithmChoice::Marginals(MarginalsBy::Inverse),
+        true,
+    ),
+    algorithm(
+        "marginals",
+        "mcdonald-satta",
+        AlgorithmChoice::Marginals(MarginalsBy::McDonaldSatta),
+        false,
+    ),
+    algorithm(
+        "entropy",
+        "expectation",
+        AlgorithmChoice::Entropy(EntropyBy::Expectation),
+        true,
+    ),
+    algorithm(
+        "entropy",
+        "smith-eisner",
+        AlgorithmChoice::Entropy(EntropyBy::SmithEisner),
+        false,
+    ),
+    algorithm(
+        "grad_ge",
+        "reverse-mode",
+        AlgorithmChoice::GradGe(GradGeBy::ReverseMode),
+        true,
+    ),
+    algorithm(
+        "grad_ge",
+        "covariance",
+        AlgorithmChoice::GradGe(GradGeBy::Covariance),
+        false,
+    ),
+    algorithm(
+        "covariance",
+        "auto",
+        AlgorithmChoice::Covariance(SecondOrder::Auto),
+        true,
+    ),
+    algorithm(
+        "covariance",
+        "jacobian-vector",
+        AlgorithmChoice::Covariance(SecondOrder::JacobianVector),
+        false,
+    ),
+    algorithm(
+        "covariance",
+        "hessian",
+        AlgorithmChoice::Covariance(SecondOrder::Hessian),
+        false,
+    ),
+];
+
+/// The choices for messages: `log_z=lu|minors, marginals=…`, defaults first.
+pub fn known_algorithms() -> String {
+    let mut out: Vec<String> = Vec::new();
+    for a in ALGORITHMS {
+        match out.last_mut() {
+            Some(last) if last.starts_with(&format!("{}=", a.quantity)) => {
+                last.push('|');
+                last.push_str(a.name);
+            }
+            _ => out.push(format!("{}={}", a.quantity, a.name)),
+        }
+    }
+    out.join(", ")
+}
+
+/// Parses one `--algorithm QUANTITY=NAME`.
+///
+/// # Errors
+/// A message for clap (exit status 2): no `=`, a quantity without a choice
+/// of algorithm, or an unknown name; each lists the valid choices.
+pub fn parse_algorithm(text: &str) -> Result<AlgorithmChoice, String> {
+    let Some((quantity, name)) = text.trim().split_once('=') else {
+        return Err(format!(
+            "expected QUANTITY=NAME (e.g. entropy=smith-eisner), got {text:?}; choices: {}",
+            known_algorithms()
+        ));
+    };
+    let (quantity, name) = (quantity.trim(), name.trim());
+    let mut of_quantity = ALGORITHMS
+        .iter()
+        .filter(|a| a.quantity == quantity)
+        .peekable();
+    if of_quantity.peek().is_none() {
+        return Err(format!(
+            "{quantity:?} has no choice of algorithm; choices: {}",
+            known_algorithms()
+        ));
+    }
+    let names: Vec<&AlgorithmName> = of_quantity.collect();
+    names
+        .iter()
+        .find(|a| a.name == name)
+        .map(|a| a.choice)
+        .ok_or_else(|| {
+            let known: Vec<String> = names
+                .iter()
+                .map(|a| {
+                    if a.default {
+                        format!("{} (default)", a.name)
+                    } else {
+                        a.name.to_owned()
+                    }
+                })
+                .collect();
+            format!(
+                "unknown algorithm {name:?} for {quantity}; known: {}",
+                known.join(", ")
+            )
+        })
+}
+
+/// The algorithm of every quantity that has a choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Algorithms {
+    /// `log_z`.
+    pub log_z: LogZBy,
+    /// `marginals`.
+    pub marginals: MarginalsBy,
+    /// `entropy`.
+    pub entropy: EntropyBy,
+    /// `grad_ge`.
+    pub grad_ge: GradGeBy,
+    /// `covariance`.
+    pub covariance: SecondOrder,
+}
+
+impl Algorithms {
+    /// The defaults with `choices` applied in order.
+    ///
+    /// # Errors
+    /// A message when one quantity is given two different algorithms.
+    pub fn from_choices(choices: &[AlgorithmChoice]) -> Result<Self, String> {
+        let mut out = Algorithms::default();
+        for (i, a) in choices.iter().enumerate() {
+            if let Some(b) = choices[..i]
+                .iter()
+                .find(|b| b.quantity() == a.quantity() && *b != a)
+            {
+                return Err(format!(
+                    "--algorithm gives {} two algorithms ({} and {}); give one",
+                    a.quantity(),
+                    b.name(),
+                    a.name()
+                ));
+            }
+            match *a {
+                AlgorithmChoice::LogZ(x) => out.log_z = x,
+                AlgorithmChoice::Marginals(x) => out.marginals = x,
+                AlgorithmChoice::Entropy(x) => out.entropy = x,
+                AlgorithmChoice::GradGe(x) => out.grad_ge = x,
+                AlgorithmChoice::Covariance(x) => out.covariance = x,
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl InferArgs {
+    /// The algorithms of `--algorithm`, defaults elsewhere.
+    ///
+    /// # Errors
+    /// As [`Algorithms::from_choices`].
+    pub fn algorithms(&self) -> Result<Algorithms, String> {
+        Algorithms::from_choices(&self.algorithms)
     }
 }
 
@@ -428,6 +747,12 @@ QUANTITIES: each output field has the quantity's name; entropies are in nats.
       features \"features\": [[h, m, [v1, …, vF]], …] (arcs not listed are 0;
       [h, m, label, [v1, …, vF]] for one label of a labeled graph) and
       \"targets\": [t1, …, tF].
+  covariance: Cov[f, g] = E[f gᵀ] - E[f] E[g]ᵀ, an R x S matrix (rows of
+      f, columns of g), with f the line's \"features\" and g its
+      \"features_s\" (same sparse format), or f itself when the line has no
+      \"features_s\". R and S are the lengths of the entries' value arrays
+      (all equal within one field; \"targets\" is not read; an empty list
+      has dimension 0).
   grad_entropy, grad_cross_entropy, grad_kl, grad_expected_attachment,
   grad_ge: the gradient with respect to the scores θ = ln w of p (also for
       weight input), in the (n+1)x(n+1) layout of marginals, [h][m][label] for
@@ -435,10 +760,34 @@ QUANTITIES: each output field has the quantity's name; entropies are in nats.
       respect to q's scores as grad_cross_entropy_q and grad_kl_q. On a line
       where the divergence is +infinity they are an error record of kind
       \"infinite_divergence\" naming the arc.
+ALGORITHMS (--algorithm QUANTITY=NAME, repeatable; default first):
+  log_z=lu|minors              one factorisation, O(n^3) | single-root Z by
+                               n minors (Koo et al. 2007), O(n^4); minors
+                               with --rooting multi is a usage error
+  marginals=inverse|mcdonald-satta
+                               from L^-1, O(n^3) | Z per arc with the
+                               competing arcs zeroed (McDonald & Satta
+                               2007), O(n^5); label_marginals keep the fast
+                               route
+  entropy=expectation|smith-eisner
+                               from the marginals, O(n^3) | n column-replaced
+                               determinants (Smith & Eisner 2007), O(n^4)
+  grad_ge=reverse-mode|covariance
+                               reverse mode, O(n^3) | through arc-pair
+                               covariances (Druck & Smith 2009), O(n^4)
+  covariance=auto|jacobian-vector|hessian
+                               the cheaper by operation count | R reverse
+                               passes, O(R n^3 + R S' n^2) | arc-pair
+                               marginals from L^-1 for every pair of feature
+                               entries, O(n^4), no n^2 x n^2 matrix stored
+The slow ones are baselines for timing and accuracy studies; all agree with
+the defaults up to rounding (exactly on --backend exact). An algorithm for a
+quantity that is not requested has no effect.
+
 Fields a quantity needs but the line lacks are errors of kind
 \"missing_field\"; fields no requested quantity reads are ignored. The exact
 backend computes log_z, marginals, expected_attachment, ge and their
-gradients exactly; the entropy-type quantities need logarithms and are a
+gradients and covariance exactly; the entropy-type quantities need logarithms and are a
 usage error there.
 
 EXACT BACKEND: a weight may also be a string, read exactly: a rational
@@ -448,11 +797,11 @@ means 3602879701896397/36028797018963968; write \"1/10\" or \"0.1\" for one
 tenth). Scores become weights through f64 exp, then convert exactly.
 Output adds \"z\", the exact partition function as a rational string
 (\"p/q\", or \"p\" when the denominator is 1); marginals, expected_attachment,
-ge and the gradients are the exact values rounded to the nearest f64, or
+ge, covariance and the gradients are the exact values rounded to the nearest f64, or
 rational strings with --exact-output. Feature values and targets may be
 rational strings too.
 
 EXIT STATUS: 0 when every line succeeded, 1 when some line became an error
 record (stderr says how many), 2 for usage errors (an unknown
 quantity, a bad or repeated order, an entropy-type quantity on the exact
-backend, …) and unreadable input or unwritable output.";
+backend, an unknown --algorithm or log_z=minors with --rooting multi, …) and unreadable input or unwritable output.";

@@ -4,8 +4,8 @@
 //! number type has them.
 
 use spantree_core::{
-    Divergence, Error, GradientPair, Graph, Matrix, MatrixBackend, Model, Numerical, Rooting,
-    Scalar, Transcendental,
+    baseline, Divergence, Error, GradientPair, Graph, Matrix, MatrixBackend, Model, Numerical,
+    Rooting, Scalar, Transcendental,
 };
 
 /// A backend the command can run on.
@@ -74,6 +74,8 @@ pub type Gradient<B> = Vec<Matrix<<B as MatrixBackend>::Scalar>>;
 pub struct Logarithms<B: MatrixBackend> {
     /// [`Model::entropy`].
     pub entropy: OfModel<B, B::Scalar>,
+    /// [`baseline::entropy_by_columns`] (Smith & Eisner 2007).
+    pub entropy_by_columns: OfModel<B, B::Scalar>,
     /// [`Model::grad_entropy`].
     pub grad_entropy: OfModel<B, Gradient<B>>,
     /// [`Model::cross_entropy`].
@@ -98,6 +100,7 @@ where
     pub fn of_library() -> Self {
         Logarithms {
             entropy: Model::entropy,
+            entropy_by_columns: baseline::entropy_by_columns,
             grad_entropy: Model::grad_entropy,
             cross_entropy: Model::cross_entropy,
             grad_cross_entropy: Model::grad_cross_entropy,

@@ -37,6 +37,9 @@ pub enum RunError {
     Output(String, io::Error),
     /// The thread pool could not be built.
     Threads(String),
+    /// The options contradict each other ([`InferArgs::check`] reports
+    /// these before running; this is for callers that skip it).
+    Usage(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -45,6 +48,7 @@ impl std::fmt::Display for RunError {
             RunError::Input(what, e) => write!(f, "cannot read {what}: {e}"),
             RunError::Output(what, e) => write!(f, "cannot write {what}: {e}"),
             RunError::Threads(e) => write!(f, "cannot start the worker threads: {e}"),
+            RunError::Usage(e) => write!(f, "{e}"),
         }
     }
 }
@@ -62,7 +66,8 @@ pub fn run(args: &InferArgs) -> Result<Summary, RunError> {
         args.backend.name(),
         &args.quantities,
         args.exact_output,
-    );
+    )
+    .with_algorithms(args.algorithms().map_err(RunError::Usage)?);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.map_or(0, usize::from))
         .build()

@@ -149,6 +149,9 @@ pub struct RawLine {
     /// GE targets, one per feature.
     #[serde(default)]
     pub targets: Option<Value>,
+    /// The second feature map of `covariance`, in the format of `features`.
+    #[serde(default)]
+    pub features_s: Option<Value>,
 }
 
 /// Just the id of a line whose body could not be read: error records keep it.
@@ -725,16 +728,84 @@ pub fn ge_inputs<E: Engine>(
         .enumerate()
         .map(|(i, t)| number::<E>(t, &format!("\"targets\"[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    let Value::Array(entries) = features else {
+    let features = arc_features::<E>(features, "features", Some(targets.len()), n, labels)?;
+    Ok(GeInputs { features, targets })
+}
+
+/// The two feature maps of `covariance`: `"features"`, and `"features_s"`
+/// when the line has it (`None`: the covariance of `"features"` with itself).
+///
+/// # Errors
+/// `"missing_field"` without `"features"`; otherwise as [`arc_features`].
+pub fn covariance_inputs<E: Engine>(
+    line: &RawLine,
+    n: usize,
+    labels: usize,
+) -> Result<CovarianceInputs<E::Scalar>, LineError> {
+    let Some(r) = &line.features else {
+        return Err(LineError::missing(
+            "features",
+            "covariance needs \"features\": [[h, m, [v1, …, vR]], …] \
+             (and optionally \"features_s\" in the same format)",
+        ));
+    };
+    let r = arc_features::<E>(r, "features", None, n, labels)?;
+    let s = match &line.features_s {
+        Some(s) => Some(arc_features::<E>(s, "features_s", None, n, labels)?),
+        None => None,
+    };
+    Ok(CovarianceInputs { r, s })
+}
+
+/// The feature maps of `covariance`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CovarianceInputs<S> {
+    /// `r`, from `"features"`: the rows.
+    pub r: ArcFeatures<S>,
+    /// `s`, from `"features_s"`, or `None` for `r` itself: the columns.
+    pub s: Option<ArcFeatures<S>>,
+}
+
+/// Sparse arc features from the JSON `value` of the line's field `field`:
+/// entries `[h, m, [v…]]` (every label of the arc) or `[h, m, ℓ, [v…]]`
+/// (label `ℓ` only), for a graph of `n` words and `labels` labels. Every
+/// entry has `dim` values, or with `dim = None` as many as the first entry
+/// (an empty list then has dimension 0).
+///
+/// # Errors
+/// `"parse"` naming the position of a malformed entry; `"no_such_arc"` for
+/// an entry whose arc (or label) is not in the graph; `"mismatch"` for an
+/// entry with the wrong number of values.
+pub fn arc_features<E: Engine>(
+    value: &Value,
+    field: &str,
+    dim: Option<usize>,
+    n: usize,
+    labels: usize,
+) -> Result<ArcFeatures<E::Scalar>, LineError> {
+    let Value::Array(entries) = value else {
         return Err(LineError::parse(format!(
-            "\"features\" must be an array of [h, m, [v1, …, vF]] entries, found {}",
-            kind_of(features)
+            "{field:?} must be an array of [h, m, [v1, …, vF]] entries, found {}",
+            kind_of(value)
         )));
     };
-    let dim = targets.len();
+    // Without targets the first entry fixes the dimension (a malformed first
+    // entry is reported by the loop below).
+    let (dim, against) = match dim {
+        Some(d) => (d, "\"targets\"".to_owned()),
+        None => {
+            let first = entries
+                .first()
+                .and_then(Value::as_array)
+                .and_then(|parts| parts.last())
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            (first, format!("{field:?}[0]"))
+        }
+    };
     let mut out = ArcFeatures::new(dim);
     for (k, entry) in entries.iter().enumerate() {
-        let at = format!("\"features\"[{k}]");
+        let at = format!("{field:?}[{k}]");
         let shape = || {
             LineError::parse(format!(
                 "{at} must be [h, m, [v1, …, vF]] or [h, m, label, [v1, …, vF]], found {entry}"
@@ -771,7 +842,7 @@ pub fn ge_inputs<E: Engine>(
             return Err(LineError {
                 kind: "mismatch",
                 message: format!(
-                    "{at} ({arc}) has {} feature values, but \"targets\" has {dim}",
+                    "{at} ({arc}) has {} feature values, but {against} has {dim}",
                     values.len()
                 ),
             });
@@ -785,8 +856,5 @@ pub fn ge_inputs<E: Engine>(
         }
         out.push(arc, sparse)?;
     }
-    Ok(GeInputs {
-        features: out,
-        targets,
-    })
+    Ok(out)
 }

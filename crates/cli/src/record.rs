@@ -1,12 +1,16 @@
 //! One input line to one output line: a result record or an error record.
 
 use serde_json::Value;
-use spantree_core::{ArcRef, Divergence, Error, GradientPair, Matrix, Model, Rooting};
+use spantree_core::{
+    baseline, ArcRef, Divergence, Error, GradientPair, Matrix, Model, Numerical, Rooting, Scalar,
+    Sign,
+};
 
-use crate::args::Quantity;
+use crate::args::{Algorithms, EntropyBy, GradGeBy, LogZBy, MarginalsBy, Quantity};
 use crate::engine::{write_f64, write_string, Engine, Logarithms};
 use crate::input::{
-    build_graph, build_q_graph, ge_inputs, reference_tree, GeInputs, LineError, LineGraph, RawLine,
+    build_graph, build_q_graph, covariance_inputs, ge_inputs, reference_tree, GeInputs, LineError,
+    LineGraph, RawLine,
 };
 
 /// What every line is computed with.
@@ -20,6 +24,8 @@ pub struct Settings {
     pub quantities: Vec<Quantity>,
     /// Marginals as exact rational strings (exact backend only).
     pub exact_output: bool,
+    /// The algorithm of each quantity that has a choice (defaults: the fast ones).
+    pub algorithms: Algorithms,
 }
 
 impl Settings {
@@ -42,7 +48,14 @@ impl Settings {
             backend_name,
             quantities,
             exact_output,
+            algorithms: Algorithms::default(),
         }
+    }
+
+    /// The same settings with other algorithms (`--algorithm`).
+    pub fn with_algorithms(mut self, algorithms: Algorithms) -> Self {
+        self.algorithms = algorithms;
+        self
     }
 }
 
@@ -130,22 +143,42 @@ pub fn write_result<E: Engine>(
         ge: None,
     };
     let exact = settings.exact_output;
+    let algorithms = settings.algorithms;
     for &q in &settings.quantities {
         let name = q.name();
         match q {
             Quantity::LogZ => {
+                let (log_z, z) = match algorithms.log_z {
+                    LogZBy::Lu => (model.log_partition()?, E::EXACT.then(|| model.partition())),
+                    LogZBy::Minors => {
+                        let z = partition_by_minors(&model)?;
+                        let shift: f64 = model.column_shift().iter().sum();
+                        let log_z = z.ln_abs() + shift;
+                        // As Model::partition: the scaled Z times e^shift.
+                        let z = if shift == 0.0 {
+                            z
+                        } else {
+                            z * E::Scalar::from_f64(shift.exp())
+                        };
+                        (log_z, E::EXACT.then_some(Ok(z)))
+                    }
+                };
                 field(name, out);
-                write_f64(model.log_partition()?, out)?;
-                if E::EXACT {
-                    if let Some(z) = E::exact_text(&model.partition()?) {
+                write_f64(log_z, out)?;
+                if let Some(z) = z {
+                    if let Some(z) = E::exact_text(&z?) {
                         field("z", out);
                         write_string(&z, out);
                     }
                 }
             }
             Quantity::Marginals => {
+                let mu = match algorithms.marginals {
+                    MarginalsBy::Inverse => model.marginals()?,
+                    MarginalsBy::McDonaldSatta => baseline::marginals_by_zeroing(&model)?,
+                };
                 field(name, out);
-                write_matrix::<E>(&model.marginals()?, exact, out)?;
+                write_matrix::<E>(&mu, exact, out)?;
             }
             Quantity::LabelMarginals if line.labeled => {
                 field(name, out);
@@ -153,8 +186,13 @@ pub fn write_result<E: Engine>(
             }
             Quantity::LabelMarginals => {}
             Quantity::Entropy => {
+                let logs = logarithms::<E>(q)?;
+                let entropy = match algorithms.entropy {
+                    EntropyBy::Expectation => logs.entropy,
+                    EntropyBy::SmithEisner => logs.entropy_by_columns,
+                };
                 field(name, out);
-                E::write_json(&(logarithms::<E>(q)?.entropy)(&model)?, exact, out)?;
+                E::write_json(&entropy(&model)?, exact, out)?;
             }
             Quantity::GradEntropy => {
                 let grad = (logarithms::<E>(q)?.grad_entropy)(&model)?;
@@ -228,13 +266,39 @@ pub fn write_result<E: Engine>(
             }
             Quantity::GradGe => {
                 let ge = line.ge_inputs()?;
-                let grad = model.grad_ge_objective(&ge.features, &ge.targets)?;
+                let grad = match algorithms.grad_ge {
+                    GradGeBy::ReverseMode => model.grad_ge_objective(&ge.features, &ge.targets)?,
+                    GradGeBy::Covariance => {
+                        baseline::grad_ge_by_covariance(&model, &ge.features, &ge.targets)?
+                    }
+                };
                 line.write_gradient(name, &grad, out)?;
+            }
+            Quantity::Covariance => {
+                let inputs = covariance_inputs::<E>(raw, model.n(), line.labels)?;
+                let s = inputs.s.as_ref().unwrap_or(&inputs.r);
+                let c = model.covariance(&inputs.r, s, algorithms.covariance)?;
+                field(name, out);
+                write_matrix::<E>(&c, exact, out)?;
             }
         }
     }
     out.push(b'}');
     Ok(())
+}
+
+/// Single-root `Z` by minors of the column-scaled weights times the shifts,
+/// as [`Model::partition`] does for the factorisation's determinant.
+///
+/// # Errors
+/// As [`baseline::partition_by_minors`]; [`Numerical::NotFinite`] when the
+/// sum of minors is not positive (rounding on a float backend).
+fn partition_by_minors<E: Engine>(model: &Model<E>) -> Result<E::Scalar, LineError> {
+    let z = baseline::partition_by_minors(model)?;
+    if z.sign() != Sign::Positive || !z.is_finite() {
+        return Err(Numerical::NotFinite.into());
+    }
+    Ok(z)
 }
 
 /// The model of a validated graph: scores through [`Model::new`], weights
