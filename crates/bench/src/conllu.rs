@@ -255,16 +255,16 @@ impl Iterator for Sentences<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         let mut sentence: Option<Sentence> = None;
         let mut raw_heads: Vec<(usize, usize)> = Vec::new();
-        loop {
-            let Some((index, raw)) = self.lines.next() else {
-                break;
-            };
+        let mut tokens = 0;
+        while let Some((index, raw)) = self.lines.next() {
             let line = index + 1;
             let text = raw.strip_suffix('\r').unwrap_or(raw);
             if text.trim().is_empty() {
-                if sentence.is_some() {
+                if tokens > 0 {
                     break;
                 }
+                // A block of comments alone (a file header) is no sentence.
+                sentence = None;
                 continue;
             }
             let s = sentence.get_or_insert_with(|| Sentence {
@@ -276,6 +276,7 @@ impl Iterator for Sentences<'_> {
                 s.comments.push(c.trim().to_string());
                 continue;
             }
+            tokens += 1;
             match token(text, line, s.words.len() + 1) {
                 Ok(None) => {}
                 Ok(Some(word)) => {
@@ -289,6 +290,9 @@ impl Iterator for Sentences<'_> {
             }
         }
         let s = sentence?;
+        if tokens == 0 {
+            return None; // trailing comments at the end of the text
+        }
         if s.words.is_empty() {
             return Some(Err(ConlluError::NoWords { line: s.line }));
         }
@@ -462,7 +466,11 @@ mod tests {
                 },
             ),
             (
-                [row("1", "a", "0", "root", "_"), row("3", "b", "1", "x", "_")].concat(),
+                [
+                    row("1", "a", "0", "root", "_"),
+                    row("3", "b", "1", "x", "_"),
+                ]
+                .concat(),
                 ConlluError::OutOfOrder {
                     line: 2,
                     expected: 2,
@@ -484,7 +492,11 @@ mod tests {
                 },
             ),
             (
-                [row("1", "a", "0", "root", "_"), row("2", "b", "7", "x", "_")].concat(),
+                [
+                    row("1", "a", "0", "root", "_"),
+                    row("2", "b", "7", "x", "_"),
+                ]
+                .concat(),
                 ConlluError::HeadOutOfRange {
                     line: 2,
                     head: 7,
@@ -492,7 +504,11 @@ mod tests {
                 },
             ),
             (
-                [row("1", "a", "0", "root", "_"), row("2", "b", "2", "x", "_")].concat(),
+                [
+                    row("1", "a", "0", "root", "_"),
+                    row("2", "b", "2", "x", "_"),
+                ]
+                .concat(),
                 ConlluError::HeadOutOfRange {
                     line: 2,
                     head: 2,
@@ -507,7 +523,11 @@ mod tests {
                 },
             ),
             (
-                ["# only a comment\n".to_string(), row("1-2", "du", "_", "_", "_")].concat(),
+                [
+                    "# only a comment\n".to_string(),
+                    row("1-2", "du", "_", "_", "_"),
+                ]
+                .concat(),
                 ConlluError::NoWords { line: 1 },
             ),
         ];
@@ -544,9 +564,20 @@ mod tests {
     }
 
     #[test]
-    fn empty_text_and_missing_file() {
+    fn empty_text_header_comments_and_missing_file() {
         assert_eq!(parse(""), Ok(vec![]));
         assert_eq!(parse("\n\n"), Ok(vec![]));
+        assert_eq!(parse("# a file header\n\n# and another\n"), Ok(vec![]));
+        let after_header = [
+            "# header\n\n# text = a\n".to_string(),
+            row("1", "a", "0", "root", "_"),
+        ]
+        .concat();
+        let s = parse(&after_header).unwrap();
+        assert_eq!(
+            (s[0].line, s[0].comments.clone()),
+            (3, vec!["text = a".to_string()])
+        );
         let err = read_file(Path::new("/nonexistent/x.conllu")).unwrap_err();
         assert!(matches!(err, ConlluError::Io { .. }));
     }

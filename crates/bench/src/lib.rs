@@ -24,6 +24,8 @@
 //! It also holds a small [`conllu`] reader.
 
 pub mod conllu;
+pub mod report;
+pub mod stable_adjugate;
 pub mod timed;
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
