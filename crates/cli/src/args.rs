@@ -49,7 +49,7 @@ pub struct InferArgs {
 
     /// Number type and linear algebra (see EXACT BACKEND below for the
     /// conversions of the exact one).
-    #[arg(long, value_enum, default_value_t = BackendArg::Log)]
+    #[arg(long, value_enum, default_value_t = BackendArg::Accurate)]
     pub backend: BackendArg,
 
     /// Comma-separated quantities to compute: log_z, marginals,
@@ -120,6 +120,10 @@ impl From<RootingArg> for Rooting {
 /// `--backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BackendArg {
+    /// Cancellation-free elimination of the Laplacian in f64, falling back to
+    /// log space outside f64's safe range: accurate whatever the scales of
+    /// the scores (spantree_faer::Accurate).
+    Accurate,
     /// f64 LU on the weights as given (spantree_faer::F64).
     F64,
     /// f64 LU on column-shifted weights: ln Z never overflows (spantree_faer::LogF64).
@@ -132,6 +136,7 @@ impl BackendArg {
     /// The name used on the command line and in the output's `"backend"` field.
     pub fn name(self) -> &'static str {
         match self {
+            BackendArg::Accurate => "accurate",
             BackendArg::F64 => "f64",
             BackendArg::Log => "log",
             BackendArg::Exact => "exact",
@@ -390,7 +395,7 @@ impl InferArgs {
             if let Some(q) = self.quantities.iter().find(|q| q.needs_logarithms()) {
                 return Err(format!(
                     "{} needs logarithms, which exact rationals do not have; \
-                     use --backend log or f64 for it (on --backend exact: log_z, \
+                     use --backend accurate, log or f64 for it (on --backend exact: log_z, \
                      marginals, label_marginals, expected_attachment, ge, covariance \
                      and their gradients)",
                     q.name()

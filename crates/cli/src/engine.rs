@@ -136,39 +136,30 @@ fn float_weight_from_str(text: &str) -> Result<f64, String> {
     ))
 }
 
-impl Engine for spantree_faer::F64 {
-    const EXACT: bool = false;
-    fn weight_from_str(text: &str) -> Result<f64, String> {
-        float_weight_from_str(text)
-    }
-    fn exact_text(_: &f64) -> Option<String> {
-        None
-    }
-    fn logarithms() -> Option<Logarithms<Self>> {
-        Some(Logarithms::of_library())
-    }
-    // `Model::new` keeps the f64 graph, which Rényi entropies and norms need.
-    fn weights_model(&self, graph: &Graph<f64>, rooting: Rooting) -> Result<Model<Self>, Error> {
-        Model::new(*self, graph, rooting)
-    }
+/// The `f64` backends: no rational strings, no exact text, logarithms, and
+/// `Model::new` for weights, which keeps the f64 graph that Rényi entropies
+/// and norms need.
+macro_rules! float_engine {
+    ($($backend:ty),*) => {$(
+        impl Engine for $backend {
+            const EXACT: bool = false;
+            fn weight_from_str(text: &str) -> Result<f64, String> {
+                float_weight_from_str(text)
+            }
+            fn exact_text(_: &f64) -> Option<String> {
+                None
+            }
+            fn logarithms() -> Option<Logarithms<Self>> {
+                Some(Logarithms::of_library())
+            }
+            fn weights_model(&self, graph: &Graph<f64>, rooting: Rooting) -> Result<Model<Self>, Error> {
+                Model::new(*self, graph, rooting)
+            }
+        }
+    )*};
 }
 
-impl Engine for spantree_faer::LogF64 {
-    const EXACT: bool = false;
-    fn weight_from_str(text: &str) -> Result<f64, String> {
-        float_weight_from_str(text)
-    }
-    fn exact_text(_: &f64) -> Option<String> {
-        None
-    }
-    fn logarithms() -> Option<Logarithms<Self>> {
-        Some(Logarithms::of_library())
-    }
-    // `Model::new` keeps the f64 graph, which Rényi entropies and norms need.
-    fn weights_model(&self, graph: &Graph<f64>, rooting: Rooting) -> Result<Model<Self>, Error> {
-        Model::new(*self, graph, rooting)
-    }
-}
+float_engine!(spantree_faer::F64, spantree_faer::LogF64, spantree_faer::Accurate);
 
 impl Engine for spantree_exact::Exact {
     const EXACT: bool = true;

@@ -117,6 +117,7 @@ pub fn run(args: &InferArgs) -> Result<Summary, RunError> {
         progress: &progress,
     };
     let summary = match args.backend {
+        BackendArg::Accurate => stream(&spantree_faer::Accurate, &settings, &pool, io),
         BackendArg::F64 => stream(&spantree_faer::F64, &settings, &pool, io),
         BackendArg::Log => stream(&spantree_faer::LogF64, &settings, &pool, io),
         BackendArg::Exact => stream(&spantree_exact::Exact, &settings, &pool, io),

@@ -11,7 +11,7 @@ use spantree_bruteforce as oracle;
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{Graph, Matrix, MatrixBackend, Model, Rooting, Scalar};
 use spantree_exact::Rational;
-use spantree_faer::{LogF64, F64};
+use spantree_faer::{Accurate, LogF64, F64};
 
 /// Input lines for a list of JSON values.
 fn lines(values: &[Value]) -> String {
@@ -51,7 +51,7 @@ fn scores_agree_with_the_oracle_and_the_library() {
         .map(|(i, s)| json!({"id": i, "scores": scores_json(s)}))
         .collect();
     let input = lines(&input);
-    for backend in ["f64", "log"] {
+    for backend in ["f64", "log", "accurate"] {
         for rooting in Rooting::ALL {
             let out = spantree(
                 &["infer", "--backend", backend, "--rooting", rooting.name()],
@@ -89,6 +89,7 @@ fn scores_agree_with_the_oracle_and_the_library() {
                 // The JSON layer loses nothing: the library's f64s come back bit for bit.
                 let lib = match backend {
                     "f64" => library(F64, s, rooting),
+                    "accurate" => library(Accurate, s, rooting),
                     _ => library(LogF64, s, rooting),
                 };
                 let (lib_log_z, lib_mu) = lib.expect("the library agrees that a tree exists");
@@ -136,7 +137,7 @@ fn only_the_requested_quantities_are_printed() {
     let out = spantree(&["infer", "--quantities", "log_z"], line);
     let text = stdout(&out);
     assert!(
-        text.starts_with(r#"{"id":"a","n":2,"rooting":"single","backend":"log","log_z":"#),
+        text.starts_with(r#"{"id":"a","n":2,"rooting":"single","backend":"accurate","log_z":"#),
         "{text}"
     );
     let rec = &records(&out)[0];
@@ -538,7 +539,7 @@ fn large_scores_never_print_nan() {
     let input: Vec<Value> = (0..20)
         .map(|i| json!({"id": i, "scores": scores_json(&random::uniform_scores(&mut rng, 4 + i % 5, 705.0))}))
         .collect();
-    for backend in ["f64", "log"] {
+    for backend in ["f64", "log", "accurate"] {
         let out = spantree(&["infer", "--backend", backend], &lines(&input));
         let recs = records(&out);
         assert_eq!(recs.len(), 20);

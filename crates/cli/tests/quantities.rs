@@ -185,7 +185,7 @@ fn information_quantities_agree_with_enumeration() {
     let input = lines(&input);
     let all = "entropy,grad_entropy,cross_entropy,grad_cross_entropy,kl,grad_kl,\
                expected_attachment,grad_expected_attachment,ge,grad_ge";
-    for backend in ["f64", "log"] {
+    for backend in ["f64", "log", "accurate"] {
         for rooting in Rooting::ALL {
             let args = [
                 "infer",
@@ -703,7 +703,7 @@ fn entropy_type_quantities_are_a_usage_error_on_the_exact_backend() {
         assert_eq!(out.status.code(), Some(2), "{q}");
         let err = stderr(&out);
         assert!(
-            err.contains("logarithms") && err.contains("--backend log"),
+            err.contains("logarithms") && err.contains("--backend accurate"),
             "{q}: {err}"
         );
         assert!(out.stdout.is_empty());

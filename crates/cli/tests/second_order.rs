@@ -140,7 +140,7 @@ fn covariance_matches_enumeration() {
                 for algorithm in ["auto", "jacobian-vector", "hessian"] {
                     let choice = format!("covariance={algorithm}");
                     let what = format!("{rooting:?} n={n} {algorithm} {}", line["features_s"]);
-                    for backend in ["log", "f64"] {
+                    for backend in ["log", "f64", "accurate"] {
                         let out = spantree(
                             &[
                                 "infer",
@@ -264,7 +264,7 @@ fn baselines_agree_with_the_defaults() {
         ("covariance", &["jacobian-vector", "hessian"]),
     ];
     for rooting in Rooting::ALL {
-        for backend in ["log", "f64"] {
+        for backend in ["log", "f64", "accurate"] {
             let base = [
                 "infer",
                 "--rooting",
