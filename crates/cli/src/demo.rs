@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use spantree_core::{Error, Graph, Model, Rooting};
-use spantree_faer::LogF64;
+use spantree_faer::Accurate;
 
 /// The example sentence, one token per word (node `i + 1` is `WORDS[i]`).
 pub const WORDS: [&str; 7] = ["The", "cat", "sat", "on", "the", "mat", "."];
@@ -42,9 +42,9 @@ pub struct Demo {
     /// The rooting the user asked the tables for.
     pub rooting: Rooting,
     /// The single-root model.
-    pub single: Model<LogF64>,
+    pub single: Model<Accurate>,
     /// The multi-root model.
-    pub multi: Model<LogF64>,
+    pub multi: Model<Accurate>,
 }
 
 impl Demo {
@@ -60,13 +60,13 @@ impl Demo {
         Ok(Demo {
             labels,
             rooting,
-            single: Model::new(LogF64, &graph, Rooting::Single)?,
-            multi: Model::new(LogF64, &graph, Rooting::Multi)?,
+            single: Model::new(Accurate, &graph, Rooting::Single)?,
+            multi: Model::new(Accurate, &graph, Rooting::Multi)?,
         })
     }
 
     /// The model of the requested rooting.
-    pub fn model(&self) -> &Model<LogF64> {
+    pub fn model(&self) -> &Model<Accurate> {
         match self.rooting {
             Rooting::Single => &self.single,
             Rooting::Multi => &self.multi,
@@ -135,7 +135,10 @@ fn header(demo: &Demo, out: &mut dyn Write) -> Result<(), DemoError> {
         "{} words, node 0 is ROOT; hand-written arc scores θ(h → m) = ln w(h → m);",
         demo.labels.len() - 1
     )?;
-    writeln!(out, "backend: log (LU on column-shifted weights)")?;
+    writeln!(
+        out,
+        "backend: accurate (cancellation-free elimination of the Laplacian)"
+    )?;
     Ok(())
 }
 
