@@ -159,7 +159,11 @@ macro_rules! float_engine {
     )*};
 }
 
-float_engine!(spantree_faer::F64, spantree_faer::LogF64, spantree_faer::Accurate);
+float_engine!(
+    spantree_faer::F64,
+    spantree_faer::LogF64,
+    spantree_faer::Accurate
+);
 
 impl Engine for spantree_exact::Exact {
     const EXACT: bool = true;
