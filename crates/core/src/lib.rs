@@ -14,12 +14,23 @@
 //! The core names no linear-algebra engine: every algorithm is generic over a
 //! [`MatrixBackend`], which factorises a dense matrix once. Pick one per use:
 //!
-//! * `spantree_faer::F64`: fast `f64` LU for ordinary scores;
-//! * `spantree_faer::LogF64`: the same LU on column-shifted weights, so that
-//!   `ln Z` never overflows whatever the scores (the default for long
-//!   sentences and extreme scores);
+//! * `spantree_faer::Accurate`: the cancellation-free elimination of the
+//!   Laplacian ([`elimination`]): `ln Z` and the marginals keep their digits
+//!   whatever the scales of the scores, at 2–3× the cost of a dense LU (the
+//!   command's default);
+//! * `spantree_faer::LogF64`: dense LU on column-shifted weights, so that
+//!   `ln Z` never overflows; fast, but digits are lost when one column's
+//!   weights span many orders of magnitude;
+//! * `spantree_faer::F64`: dense LU on the weights as given;
 //! * `spantree_exact::Exact`: exact rationals, to measure the true error of
-//!   every float result.
+//!   every float result; `spantree_exact::HighPrecision<BITS>`: MPFR floats
+//!   for references of quantities with logarithms;
+//! * `spantree_faer::Complex`: complex numbers for complex-step derivatives.
+//!
+//! Beyond `Z` and the marginals, the model gives first-order expectations and
+//! entropies ([`expectation`], [`information`]) with their gradients by
+//! hand-written reverse mode ([`gradient`]), second-order expectations
+//! ([`second_order`]) and the literature's slower algorithms ([`baseline`]).
 //!
 //! **Errors.** Input is validated once, when a [`Graph`] is built: NaN,
 //! infinite or negative weights, wrong shapes and `n = 0` are typed
