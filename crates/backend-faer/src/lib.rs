@@ -96,6 +96,14 @@
 //! marginals up to `n = 100` (3.7× at 300: the divide and conquer does
 //! `≈ 1.3 n³` unblocked multiply-adds against faer's blocked inverse).
 //!
+//! **Elimination order.** Every order is cancellation-free, and on the dense
+//! graphs of parsing every order costs the same flops, so [`Accurate`] keeps
+//! the natural one. Measured over 12 seeded orders (relabelings of the words)
+//! at `n = 20, 40`, both rootings, root shifts 0, −40, −300
+//! (`cargo run --release -p spantree-faer --example elimination_order`): the
+//! bits of `ln Z` vary by at most 2 (one or two ulps), the fewest marginal
+//! bits by at most 0.7, and the time by under 8% (noise); no order helps.
+//!
 //! No engine type appears in a public signature: matrices cross the boundary
 //! as [`spantree_core::Matrix`], and faer is pinned to one exact version.
 //!
