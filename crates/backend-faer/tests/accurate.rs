@@ -20,35 +20,9 @@ const LARGE: Tolerance = Tolerance::uniform(1e-11);
 // (n scores of size 1e4 summed, ulp 2e-12 each), as for `LogF64`.
 const EXTREME: Tolerance = Tolerance::uniform(1e-10);
 
-macro_rules! stamp {
-    ($backend:expr; $($name:ident($($arg:expr),*);)*) => {
-        $(
-            #[test]
-            fn $name() {
-                suite::$name($backend $(, $arg)*);
-            }
-        )*
-    };
-}
-
 mod accurate {
     use super::*;
-    stamp! { Accurate;
-        against_brute_force(SMALL);
-        labeled_against_brute_force(SMALL);
-        marginals_sum_to_one(LARGE, 60);
-        column_scaling(LARGE, 60);
-        permutation(LARGE, 60);
-        cayley(LARGE, 60);
-        single_word(SMALL);
-        no_spanning_tree();
-        no_root_arc();
-        extreme_column_scales(EXTREME);
-        extreme_score_scales(EXTREME);
-        extreme_weights(EXTREME);
-        extreme_scores(EXTREME);
-        overflow_is_typed(EXTREME);
-    }
+    spantree_bruteforce::stamp_suite!(Accurate, small: SMALL, large: LARGE, extreme: EXTREME, max_n: 60, extra: [extreme_weights]);
 
     /// rel 1e-12 on ln Z and abs 1e-12 on marginals against exact
     /// rationals, n ≤ 25, N(0, 1) scores.
@@ -67,22 +41,7 @@ mod accurate {
 
 mod log_accurate {
     use super::*;
-    stamp! { LogAccurate;
-        against_brute_force(SMALL);
-        labeled_against_brute_force(SMALL);
-        marginals_sum_to_one(LARGE, 60);
-        column_scaling(LARGE, 60);
-        permutation(LARGE, 60);
-        cayley(LARGE, 60);
-        single_word(SMALL);
-        no_spanning_tree();
-        no_root_arc();
-        extreme_column_scales(EXTREME);
-        extreme_score_scales(EXTREME);
-        extreme_weights(EXTREME);
-        extreme_scores(EXTREME);
-        overflow_is_typed(EXTREME);
-    }
+    spantree_bruteforce::stamp_suite!(LogAccurate, small: SMALL, large: LARGE, extreme: EXTREME, max_n: 60, extra: [extreme_weights]);
 
     /// As for [`Accurate`]: rel/abs 1e-12 against exact rationals, n ≤ 25.
     #[test]

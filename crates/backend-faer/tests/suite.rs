@@ -17,53 +17,14 @@ const LARGE: Tolerance = Tolerance::uniform(1e-11);
 // so its marginals carry ~1e-11 of its own error.
 const EXTREME: Tolerance = Tolerance::uniform(1e-10);
 
-macro_rules! stamp {
-    ($backend:expr; $($name:ident($($arg:expr),*);)*) => {
-        $(
-            #[test]
-            fn $name() {
-                suite::$name($backend $(, $arg)*);
-            }
-        )*
-    };
-}
-
 mod f64 {
     use super::*;
-    stamp! { F64;
-        against_brute_force(SMALL);
-        labeled_against_brute_force(SMALL);
-        marginals_sum_to_one(LARGE, 60);
-        column_scaling(LARGE, 60);
-        permutation(LARGE, 60);
-        cayley(LARGE, 60);
-        single_word(SMALL);
-        no_spanning_tree();
-        no_root_arc();
-        extreme_column_scales(EXTREME);
-        extreme_score_scales(EXTREME);
-        extreme_scores(EXTREME);
-        overflow_is_typed(EXTREME);
-    }
+    spantree_bruteforce::stamp_suite!(F64, small: SMALL, large: LARGE, extreme: EXTREME, max_n: 60);
 }
 
 mod log {
     use super::*;
-    stamp! { LogF64;
-        against_brute_force(SMALL);
-        labeled_against_brute_force(SMALL);
-        marginals_sum_to_one(LARGE, 60);
-        column_scaling(LARGE, 60);
-        permutation(LARGE, 60);
-        cayley(LARGE, 60);
-        single_word(SMALL);
-        no_spanning_tree();
-        no_root_arc();
-        extreme_column_scales(EXTREME);
-        extreme_score_scales(EXTREME);
-        extreme_scores(EXTREME);
-        overflow_is_typed(EXTREME);
-    }
+    spantree_bruteforce::stamp_suite!(LogF64, small: SMALL, large: LARGE, extreme: EXTREME, max_n: 60);
     // Not stamped: `suite::extreme_weights` (every arc 10^U(-300, 300), so
     // 600 decades inside one column) fails on LogF64 without an error:
     // single-root, n = 6, seed 1 gives μ[6][2] = 0 where the oracle says 1,

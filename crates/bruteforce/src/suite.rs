@@ -889,3 +889,83 @@ pub fn agrees_with_reference<B: MatrixBackend, R: MatrixBackend>(
         }
     }
 }
+
+/// Stamps one `#[test]` per test of this suite for a backend; the bodies are
+/// the functions above, the macro only names them. Tolerances: `small` for the
+/// brute-force comparisons (`n ≤ 6`) and `n = 1`, `large` for the identities
+/// up to `max_n`, `extreme` for the extreme-scale tests; `extra: [..]` adds
+/// tests taking `(backend, extreme)` that not every backend passes (today
+/// `extreme_weights`, which dense LU fails). Use it inside a module of a
+/// test target:
+///
+/// ```ignore
+/// mod log {
+///     use spantree_bruteforce::suite::Tolerance;
+///     spantree_bruteforce::stamp_suite!(spantree_faer::LogF64,
+///         small: Tolerance::uniform(1e-12), large: Tolerance::uniform(1e-11),
+///         extreme: Tolerance::uniform(1e-10), max_n: 60);
+/// }
+/// ```
+#[macro_export]
+macro_rules! stamp_suite {
+    ($backend:expr, small: $small:expr, large: $large:expr, extreme: $extreme:expr, max_n: $max_n:expr $(, extra: [$($extra:ident),* $(,)?])?) => {
+        #[test]
+        fn against_brute_force() {
+            $crate::suite::against_brute_force($backend, $small);
+        }
+        #[test]
+        fn labeled_against_brute_force() {
+            $crate::suite::labeled_against_brute_force($backend, $small);
+        }
+        #[test]
+        fn marginals_sum_to_one() {
+            $crate::suite::marginals_sum_to_one($backend, $large, $max_n);
+        }
+        #[test]
+        fn column_scaling() {
+            $crate::suite::column_scaling($backend, $large, $max_n);
+        }
+        #[test]
+        fn permutation() {
+            $crate::suite::permutation($backend, $large, $max_n);
+        }
+        #[test]
+        fn cayley() {
+            $crate::suite::cayley($backend, $large, $max_n);
+        }
+        #[test]
+        fn single_word() {
+            $crate::suite::single_word($backend, $small);
+        }
+        #[test]
+        fn no_spanning_tree() {
+            $crate::suite::no_spanning_tree($backend);
+        }
+        #[test]
+        fn no_root_arc() {
+            $crate::suite::no_root_arc($backend);
+        }
+        #[test]
+        fn extreme_column_scales() {
+            $crate::suite::extreme_column_scales($backend, $extreme);
+        }
+        #[test]
+        fn extreme_score_scales() {
+            $crate::suite::extreme_score_scales($backend, $extreme);
+        }
+        #[test]
+        fn extreme_scores() {
+            $crate::suite::extreme_scores($backend, $extreme);
+        }
+        #[test]
+        fn overflow_is_typed() {
+            $crate::suite::overflow_is_typed($backend, $extreme);
+        }
+        $($(
+            #[test]
+            fn $extra() {
+                $crate::suite::$extra($backend, $extreme);
+            }
+        )*)?
+    };
+}

@@ -3,7 +3,7 @@
 //! (and the core's Laplacians and glue) before the real backends exist, and
 //! stays as a second opinion afterwards.
 
-use spantree_bruteforce::suite::{self, Tolerance};
+use spantree_bruteforce::suite::Tolerance;
 use spantree_core::{Factorization, Matrix, MatrixBackend, Numerical, Scalar, Sign};
 
 /// LU with partial pivoting (largest `|x|` as seen through `to_f64`), no shifting.
@@ -179,34 +179,9 @@ const SMALL: Tolerance = Tolerance::uniform(1e-11);
 // 1e-10 up to n = 60: the same LU, error growing about linearly with n.
 const LARGE: Tolerance = Tolerance::uniform(1e-10);
 
-macro_rules! stamp {
-    ($backend:expr; $($name:ident($($arg:expr),*);)*) => {
-        $(
-            #[test]
-            fn $name() {
-                suite::$name($backend $(, $arg)*);
-            }
-        )*
-    };
-}
-
 mod unshifted {
     use super::*;
-    stamp! { Naive;
-        against_brute_force(SMALL);
-        labeled_against_brute_force(SMALL);
-        marginals_sum_to_one(LARGE, 60);
-        column_scaling(LARGE, 60);
-        permutation(LARGE, 60);
-        cayley(LARGE, 60);
-        single_word(SMALL);
-        no_spanning_tree();
-        no_root_arc();
-        extreme_column_scales(SMALL);
-        extreme_scores(SMALL);
-        extreme_score_scales(SMALL);
-        overflow_is_typed(SMALL);
-    }
+    spantree_bruteforce::stamp_suite!(Naive, small: SMALL, large: LARGE, extreme: SMALL, max_n: 60);
 }
 
 // `extreme_weights` (600 decades inside one column) is not stamped here: a
@@ -215,19 +190,5 @@ mod unshifted {
 // DESIGN.md §2. It is a test for the real stabilised backends.
 mod shifted {
     use super::*;
-    stamp! { NaiveShifted;
-        against_brute_force(SMALL);
-        labeled_against_brute_force(SMALL);
-        marginals_sum_to_one(LARGE, 60);
-        column_scaling(LARGE, 60);
-        permutation(LARGE, 60);
-        cayley(LARGE, 60);
-        single_word(SMALL);
-        no_spanning_tree();
-        no_root_arc();
-        extreme_column_scales(SMALL);
-        extreme_scores(SMALL);
-        extreme_score_scales(SMALL);
-        overflow_is_typed(SMALL);
-    }
+    spantree_bruteforce::stamp_suite!(NaiveShifted, small: SMALL, large: LARGE, extreme: SMALL, max_n: 60);
 }
