@@ -304,3 +304,29 @@ fn labeled_covariance_and_pairs_match_brute_force() {
         }
     }
 }
+
+#[test]
+fn a_feature_on_no_arc_is_a_typed_error_on_every_route() {
+    let g = Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]]).unwrap();
+    let model = Model::new(F64, &g, Rooting::Multi).unwrap();
+    let mut bad = ArcFeatures::new(1);
+    bad.push(arc(1, 1), vec![(0, 1.0)]).unwrap();
+    let mut good = ArcFeatures::new(1);
+    good.push(arc(0, 1), vec![(0, 1.0)]).unwrap();
+    for algorithm in [
+        SecondOrder::Auto,
+        SecondOrder::JacobianVector,
+        SecondOrder::Hessian,
+    ] {
+        for (r, s) in [(&bad, &good), (&good, &bad)] {
+            assert!(matches!(
+                model.covariance(r, s, algorithm),
+                Err(spantree_core::Error::NoSuchArc { .. })
+            ));
+            assert!(matches!(
+                model.expect_second_order(r, s, algorithm),
+                Err(spantree_core::Error::NoSuchArc { .. })
+            ));
+        }
+    }
+}
