@@ -220,22 +220,29 @@ impl<B: MatrixBackend> Model<B> {
     }
 
     /// `Z` in the backend's scalar: exact on exact backends. On stabilised
-    /// backends `e^{Σ c_m}` is applied through `f64` and may overflow: use
-    /// [`Model::log_partition`] there. `0` when there is no spanning tree.
+    /// backends `e^{Σ c_m}` is applied through `f64`; use
+    /// [`Model::log_partition`] where `Z` exceeds the scalar's range. `0` when
+    /// there is no spanning tree.
     ///
     /// # Errors
-    /// As [`Model::log_partition`].
+    /// As [`Model::log_partition`]; [`Numerical::NotFinite`] when `Z`
+    /// overflows the scalar type.
     pub fn partition(&self) -> Result<B::Scalar> {
         if self.tree.is_err() {
             return Ok(B::Scalar::zero());
         }
         self.log_partition()?;
         let det = self.factorization.det();
-        Ok(if self.ln_scale == 0.0 {
+        let z = if self.ln_scale == 0.0 {
             det
         } else {
             det * B::Scalar::from_f64(self.ln_scale.exp())
-        })
+        };
+        if z.is_finite() {
+            Ok(z)
+        } else {
+            Err(Numerical::NotFinite.into())
+        }
     }
 
     /// `X = L⁻¹`, formed once, `O(n³)`.

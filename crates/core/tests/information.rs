@@ -490,3 +490,22 @@ fn bad_parameters_are_typed_errors() {
         Err(spantree_core::Error::NoSuchArc { .. })
     ));
 }
+
+#[test]
+fn an_overflowing_partition_is_a_typed_error_not_infinity() {
+    // Every arc score 800: Z = Σ_d e^{800 n} overflows f64, ln Z does not
+    // (identity: ln Z = 800 n + ln #trees, Cayley: #trees = 3^1 for n = 2 multi-root).
+    let ninf = f64::NEG_INFINITY;
+    let g = Graph::from_scores(&[
+        [ninf, 800.0, 800.0],
+        [ninf, ninf, 800.0],
+        [ninf, 800.0, ninf],
+    ])
+    .unwrap();
+    let m = Model::new(LogF64, &g, Rooting::Multi).unwrap();
+    assert!((m.log_partition().unwrap() - (1600.0 + 3f64.ln())).abs() < 1e-12 * 1600.0);
+    assert_eq!(
+        m.partition().unwrap_err(),
+        spantree_core::Error::Numerical(spantree_core::Numerical::NotFinite)
+    );
+}
