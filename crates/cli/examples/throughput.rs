@@ -15,7 +15,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_cli::args::Quantity;
-use spantree_cli::engine::Engine;
+use spantree_cli::engine::Backend;
 use spantree_cli::input::{build_graph, RawLine};
 use spantree_cli::record::{process_line, Outcome, Settings};
 use spantree_core::Rooting;
@@ -36,7 +36,7 @@ fn main() -> io::Result<()> {
                 .map(<[u8]>::to_vec)
                 .collect();
             phases(spantree_faer::F64, "f64", &lines);
-            phases(spantree_faer::LogF64, "log", &lines);
+            phases(spantree_faer::ShiftedF64, "log", &lines);
             Ok(())
         }
         _ => {
@@ -74,7 +74,7 @@ fn generate(count: usize, n: usize) -> io::Result<()> {
 
 /// One thread: time of parsing and validating alone, then of the whole
 /// per-line work (parse, validate, factorise, marginals, write JSON).
-fn phases<E: Engine>(engine: E, name: &'static str, lines: &[Vec<u8>]) {
+fn phases<E: Backend>(engine: E, name: &'static str, lines: &[Vec<u8>]) {
     let settings = Settings::new(
         Rooting::Single,
         name,

@@ -126,7 +126,7 @@ pub enum BackendArg {
     Accurate,
     /// f64 LU on the weights as given (spantree_faer::F64).
     F64,
-    /// f64 LU on column-shifted weights: ln Z never overflows (spantree_faer::LogF64).
+    /// f64 LU on column-shifted weights: ln Z never overflows (spantree_faer::ShiftedF64).
     Log,
     /// Exact rationals (spantree_exact::Exact); slow beyond a few dozen words.
     Exact,

@@ -1,15 +1,15 @@
-//! What the command needs of a backend beyond [`MatrixBackend`]: reading a
+//! What the command needs of a backend beyond [`spantree_core::Engine`]: reading a
 //! weight written as a string, printing a value as JSON, exactly where the
 //! number type is exact, and the quantities that need logarithms where the
 //! number type has them.
 
 use spantree_core::{
-    baseline, Divergence, Error, GradientPair, Graph, Matrix, MatrixBackend, Model, Numerical,
-    Rooting, Scalar, Transcendental,
+    baseline, Divergence, Engine, Error, GradientPair, Graph, Model, Numerical, PerLabel, Rooting,
+    Scalar, Transcendental,
 };
 
 /// A backend the command can run on.
-pub trait Engine: MatrixBackend {
+pub trait Backend: Engine {
     /// Whether the scalar is exact: then the output carries `z` as a rational
     /// string and `--exact-output` is meaningful.
     const EXACT: bool;
@@ -67,11 +67,11 @@ pub type OfModelAnd<B, T> = fn(&Model<B>, f64) -> Result<T, Error>;
 /// A quantity of two models `p` and `q`.
 pub type OfTwo<B, T> = fn(&Model<B>, &Model<B>) -> Result<T, Error>;
 /// One matrix per label.
-pub type Gradient<B> = Vec<Matrix<<B as MatrixBackend>::Scalar>>;
+pub type Gradient<B> = PerLabel<<B as Engine>::Scalar>;
 
 /// The quantities of [`spantree_core::information`] that need
 /// [`Transcendental`], as plain functions of one backend's models.
-pub struct Logarithms<B: MatrixBackend> {
+pub struct Logarithms<B: Engine> {
     /// [`Model::entropy`].
     pub entropy: OfModel<B, B::Scalar>,
     /// [`baseline::entropy_by_columns`] (Smith & Eisner 2007).
@@ -92,7 +92,7 @@ pub struct Logarithms<B: MatrixBackend> {
     pub lp_norm: OfModelAnd<B, B::Scalar>,
 }
 
-impl<B: MatrixBackend> Logarithms<B>
+impl<B: Engine> Logarithms<B>
 where
     B::Scalar: Transcendental,
 {
@@ -141,7 +141,7 @@ fn float_weight_from_str(text: &str) -> Result<f64, String> {
 /// and norms need.
 macro_rules! float_engine {
     ($($backend:ty),*) => {$(
-        impl Engine for $backend {
+        impl Backend for $backend {
             const EXACT: bool = false;
             fn weight_from_str(text: &str) -> Result<f64, String> {
                 float_weight_from_str(text)
@@ -161,11 +161,11 @@ macro_rules! float_engine {
 
 float_engine!(
     spantree_faer::F64,
-    spantree_faer::LogF64,
+    spantree_faer::ShiftedF64,
     spantree_faer::Accurate
 );
 
-impl Engine for spantree_exact::Exact {
+impl Backend for spantree_exact::Exact {
     const EXACT: bool = true;
     fn weight_from_str(text: &str) -> Result<Self::Scalar, String> {
         text.trim()

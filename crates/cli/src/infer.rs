@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use crate::args::{BackendArg, InferArgs};
-use crate::engine::Engine;
+use crate::engine::Backend;
 use crate::record::{process_line, Outcome, Settings};
 
 /// At most this many lines per chunk…
@@ -119,7 +119,7 @@ pub fn run(args: &InferArgs) -> Result<Summary, RunError> {
     let summary = match args.backend {
         BackendArg::Accurate => stream(&spantree_faer::Accurate, &settings, &pool, io),
         BackendArg::F64 => stream(&spantree_faer::F64, &settings, &pool, io),
-        BackendArg::Log => stream(&spantree_faer::LogF64, &settings, &pool, io),
+        BackendArg::Log => stream(&spantree_faer::ShiftedF64, &settings, &pool, io),
         BackendArg::Exact => stream(&spantree_exact::Exact, &settings, &pool, io),
     };
     progress.finish_and_clear();
@@ -189,7 +189,7 @@ impl Chunk {
 ///
 /// # Errors
 /// [`RunError`] when reading or writing fails.
-pub fn stream<E: Engine>(
+pub fn stream<E: Backend>(
     engine: &E,
     settings: &Settings,
     pool: &ThreadPool,

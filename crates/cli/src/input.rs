@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use spantree_core::{ArcFeatures, ArcRef, Error, Graph, NoTree, Numerical, Scalar};
 
-use crate::engine::Engine;
+use crate::engine::Backend;
 
 /// Why a line produced no result: a stable snake_case `kind` and a message
 /// that names the offending arc where there is one.
@@ -400,7 +400,7 @@ impl<S: Scalar> LineGraph<S> {
 /// `"parse"` when neither or both of `"scores"` and `"weights"` are given or
 /// a value has the wrong type; otherwise the kind of the [`Error`] that
 /// [`Graph`] validation raised, with its message naming the arc.
-pub fn build_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
+pub fn build_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
     match (&line.scores, &line.weights) {
         (Some(_), Some(_)) => Err(LineError::parse(
             "give either \"scores\" or \"weights\", not both",
@@ -418,7 +418,7 @@ pub fn build_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, Li
 /// # Errors
 /// `"missing_field"` when neither is given, `"parse"` when both are; as
 /// [`build_graph`] otherwise, the message prefixed with the field.
-pub fn build_q_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
+pub fn build_q_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
     let read = |v: &Value, field: &str| {
         RawMatrix::deserialize(v).map_err(|e| LineError::parse(json_message(&e)).within(field))
     };
@@ -437,7 +437,7 @@ pub fn build_q_graph<E: Engine>(line: &RawLine) -> Result<LineGraph<E::Scalar>, 
     }
 }
 
-fn graph_of<E: Engine>(
+fn graph_of<E: Backend>(
     scores: Option<&RawMatrix>,
     weights: Option<&RawMatrix>,
 ) -> Result<LineGraph<E::Scalar>, LineError> {
@@ -667,7 +667,7 @@ fn kind_of(v: &Value) -> &'static str {
 
 /// A number of the line other than a weight (a feature value, a target): a
 /// JSON number, or on the exact backend a rational string.
-fn number<E: Engine>(v: &Value, what: &str) -> Result<E::Scalar, LineError> {
+fn number<E: Backend>(v: &Value, what: &str) -> Result<E::Scalar, LineError> {
     match v {
         Value::Number(x) => x
             .as_f64()
@@ -703,7 +703,7 @@ pub struct GeInputs<S> {
 /// the position of a malformed entry; `"no_such_arc"` for an entry whose arc
 /// (or label) is not in the graph; `"mismatch"` for an entry whose number of
 /// values is not the number of targets.
-pub fn ge_inputs<E: Engine>(
+pub fn ge_inputs<E: Backend>(
     line: &RawLine,
     n: usize,
     labels: usize,
@@ -737,7 +737,7 @@ pub fn ge_inputs<E: Engine>(
 ///
 /// # Errors
 /// `"missing_field"` without `"features"`; otherwise as [`arc_features`].
-pub fn covariance_inputs<E: Engine>(
+pub fn covariance_inputs<E: Backend>(
     line: &RawLine,
     n: usize,
     labels: usize,
@@ -776,7 +776,7 @@ pub struct CovarianceInputs<S> {
 /// `"parse"` naming the position of a malformed entry; `"no_such_arc"` for
 /// an entry whose arc (or label) is not in the graph; `"mismatch"` for an
 /// entry with the wrong number of values.
-pub fn arc_features<E: Engine>(
+pub fn arc_features<E: Backend>(
     value: &Value,
     field: &str,
     dim: Option<usize>,

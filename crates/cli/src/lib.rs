@@ -6,7 +6,7 @@
 //!
 //! * [`args`]: the command line (clap);
 //! * [`engine`]: the backends the command offers, and what the command needs
-//!   of each beyond [`spantree_core::MatrixBackend`] (reading rational strings,
+//!   of each beyond [`spantree_core::spantree_core::Engine`] (reading rational strings,
 //!   printing exact values);
 //! * [`input`]: one JSON line to a validated [`spantree_core::Graph`];
 //! * [`record`]: one graph to one JSON output line (or an error record);

@@ -1,13 +1,10 @@
 //! One input line to one output line: a result record or an error record.
 
 use serde_json::Value;
-use spantree_core::{
-    baseline, ArcRef, Divergence, Error, GradientPair, Matrix, Model, Numerical, Rooting, Scalar,
-    Sign,
-};
+use spantree_core::{baseline, ArcRef, Divergence, Error, GradientPair, Matrix, Model, Rooting};
 
 use crate::args::{Algorithms, EntropyBy, GradGeBy, LogZBy, MarginalsBy, Quantity};
-use crate::engine::{write_f64, write_string, Engine, Logarithms};
+use crate::engine::{write_f64, write_string, Backend, Logarithms};
 use crate::input::{
     build_graph, build_q_graph, covariance_inputs, ge_inputs, reference_tree, GeInputs, LineError,
     LineGraph, RawLine,
@@ -73,7 +70,7 @@ pub enum Outcome {
 
 /// Processes one input line (`line` is its 1-based number) into `out`,
 /// which is cleared first and holds one JSON object without newline after.
-pub fn process_line<E: Engine>(
+pub fn process_line<E: Backend>(
     engine: &E,
     settings: &Settings,
     line: usize,
@@ -115,7 +112,7 @@ pub fn process_line<E: Engine>(
 /// Any validation, structural (no spanning tree) or numerical error, and
 /// missing or malformed fields that a requested quantity reads; `out` then
 /// holds a partial record that the caller discards.
-pub fn write_result<E: Engine>(
+pub fn write_result<E: Backend>(
     engine: &E,
     settings: &Settings,
     raw: &RawLine,
@@ -150,18 +147,10 @@ pub fn write_result<E: Engine>(
             Quantity::LogZ => {
                 let (log_z, z) = match algorithms.log_z {
                     LogZBy::Lu => (model.log_partition()?, E::EXACT.then(|| model.partition())),
-                    LogZBy::Minors => {
-                        let z = partition_by_minors(&model)?;
-                        let shift: f64 = model.column_shift().iter().sum();
-                        let log_z = z.ln_abs() + shift;
-                        // As Model::partition: the scaled Z times e^shift.
-                        let z = if shift == 0.0 {
-                            z
-                        } else {
-                            z * E::Scalar::from_f64(shift.exp())
-                        };
-                        (log_z, E::EXACT.then_some(Ok(z)))
-                    }
+                    LogZBy::Minors => (
+                        baseline::log_partition_by_minors(&model)?,
+                        E::EXACT.then(|| baseline::partition_by_minors(&model)),
+                    ),
                 };
                 field(name, out);
                 write_f64(log_z, out)?;
@@ -287,23 +276,9 @@ pub fn write_result<E: Engine>(
     Ok(())
 }
 
-/// Single-root `Z` by minors of the column-scaled weights times the shifts,
-/// as [`Model::partition`] does for the factorisation's determinant.
-///
-/// # Errors
-/// As [`baseline::partition_by_minors`]; [`Numerical::NotFinite`] when the
-/// sum of minors is not positive (rounding on a float backend).
-fn partition_by_minors<E: Engine>(model: &Model<E>) -> Result<E::Scalar, LineError> {
-    let z = baseline::partition_by_minors(model)?;
-    if z.sign() != Sign::Positive || !z.is_finite() {
-        return Err(Numerical::NotFinite.into());
-    }
-    Ok(z)
-}
-
 /// The model of a validated graph: scores through [`Model::new`], weights
-/// in the backend's scalar through [`Engine::weights_model`].
-fn model_of<E: Engine>(
+/// in the backend's scalar through [`Backend::weights_model`].
+fn model_of<E: Backend>(
     engine: &E,
     graph: &LineGraph<E::Scalar>,
     rooting: Rooting,
@@ -317,7 +292,7 @@ fn model_of<E: Engine>(
 /// The entropy-type functions of the backend, or an `"unsupported"` error
 /// for backends without logarithms (`--backend exact` refuses these
 /// quantities up front: this is the defence in depth).
-fn logarithms<E: Engine>(q: Quantity) -> Result<Logarithms<E>, LineError> {
+fn logarithms<E: Backend>(q: Quantity) -> Result<Logarithms<E>, LineError> {
     E::logarithms().ok_or_else(|| LineError {
         kind: "unsupported",
         message: format!(
@@ -344,7 +319,7 @@ fn infinite(name: &str, what: &str, e: Error) -> LineError {
 
 /// One line's model and the inputs that some quantities read, each parsed
 /// at most once.
-struct Line<'a, E: Engine> {
+struct Line<'a, E: Backend> {
     engine: &'a E,
     raw: &'a RawLine,
     settings: &'a Settings,
@@ -355,7 +330,7 @@ struct Line<'a, E: Engine> {
     ge: Option<GeInputs<E::Scalar>>,
 }
 
-impl<E: Engine> Line<'_, E> {
+impl<E: Backend> Line<'_, E> {
     /// The model of `q` (`"scores_q"` or `"weights_q"`), same rooting as `p`.
     fn q_model(&mut self) -> Result<&Model<E>, LineError> {
         if self.q.is_none() {
@@ -449,7 +424,7 @@ fn write_value(v: &Value, out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(out, v);
 }
 
-fn write_matrix<E: Engine>(
+fn write_matrix<E: Backend>(
     m: &Matrix<E::Scalar>,
     exact: bool,
     out: &mut Vec<u8>,
@@ -473,7 +448,7 @@ fn write_matrix<E: Engine>(
 }
 
 /// `[h][m][ℓ]` from one matrix per label.
-fn write_label_matrices<E: Engine>(
+fn write_label_matrices<E: Backend>(
     per_label: &[Matrix<E::Scalar>],
     exact: bool,
     out: &mut Vec<u8>,
