@@ -287,12 +287,8 @@ impl<const BITS: u32> Transcendental for BigFloat<BITS> {
 ///   [`PartialPivLu`]), relative `≈ n κ(L) 2^−BITS`; `Z = 0` is still
 ///   decided combinatorially by the core.
 ///
-/// Cost: `O(n³)` operations at `BITS` bits. Measured for `ln Z`, the
-/// marginals and the entropy of one multi-root graph of `N(0, 1)` scores,
-/// model construction included (one shared core, `opt-level = 2`):
-/// 0.5 ms (`BITS = 128`) and 0.8 ms (`256`) at `n = 10`; 5.5 ms and 8.2 ms
-/// at `n = 30`. Against the exact backend the results agree to a relative
-/// `≈ 1e−77` at `n = 10–20` with `BITS = 256`.
+/// Cost: `O(n³)` operations at `BITS` bits (measured in the repository's
+/// `docs/report/engines.md`).
 ///
 /// ```
 /// use spantree_core::{Graph, Model, Rooting, Scalar, Transcendental};

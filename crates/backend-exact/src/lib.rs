@@ -7,7 +7,7 @@
 //! fractions. Every finite `f64` is a
 //! dyadic rational and converts exactly, which makes this backend the
 //! reference that gives any floating-point result its true error in bits
-//! (DESIGN.md §2).
+//! ([§2](spantree_core::mathematics)).
 //!
 //! * [`Rational`]: the scalar, a newtype over [`rug::Rational`] implementing
 //!   [`spantree_core::Scalar`] (exact `from_f64`, correctly rounded `to_f64`,

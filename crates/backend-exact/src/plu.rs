@@ -373,7 +373,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// The adjugate, `O(n³)`, by the rank the elimination found:
     ///
     /// * `n` pivots: `adj A = det A · A⁻¹`. For floats this loses relative
-    ///   accuracy as `A` approaches singularity (DESIGN.md §1.2).
+    ///   accuracy as `A` approaches singularity ([§1.2](spantree_core::mathematics)).
     /// * `n − 1` pivots (one column without a pivot): the bordered-matrix
     ///   formula of [`ExactLu`](crate::ExactLu)'s adjugate. With `r` the
     ///   unused row and `c` the skipped column, the `(r, c)` minor has `n − 1`

@@ -8,7 +8,7 @@ use spantree_core::{Eliminated, Engine, Graph, Matrix, Prepared, Result, Rooting
 use crate::Lu;
 
 /// Cancellation-free elimination in `f64` on column-shifted weights
-/// (DESIGN.md §2): `ln Z` with a relative error of a few `n ε` and every
+/// ([§2](spantree_core::mathematics)): `ln Z` with a relative error of a few `n ε` and every
 /// marginal with a relative error of a few `n ε`, for any spread of scales
 /// within a column that `f64` can hold (shifted weights down to `e^{-708}`,
 /// i.e. scores down to 708 below their column's best), both rootings.

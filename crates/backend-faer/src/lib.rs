@@ -7,7 +7,7 @@
 //!   and `exp` of scores above ~709 overflow.
 //! * [`ShiftedF64`]: the same LU, but the core first divides every Laplacian
 //!   column `m` by its largest weight `e^{c_m}`
-//!   ([`Engine::SHIFTS_COLUMNS`]), so weights lie in `[0, 1]` and
+//!   ([`spantree_core::Prepared::shifted`]), so weights lie in `[0, 1]` and
 //!   `ln Z = Σ ln |u_ii| + Σ_m c_m` never overflows, whatever the scores.
 //!   Marginals are unchanged by the shift. The default for long sentences
 //!   and extreme scores.
@@ -17,92 +17,25 @@
 //!   `ln Z` and every marginal keep their relative accuracy whatever the
 //!   spread of scales inside a column (root scores far below arc scores,
 //!   where dense LU returns garbage or NaN), for both rootings.
-//!   [`LogAccurate`] runs the same elimination in log space. See
-//!   "Accuracy and cost of the elimination" below.
+//!   [`LogAccurate`] runs the same elimination in log space.
 //!
 //! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
 //!   quantity (the independent check of hand-written gradients).
 //!
-//! Both real backends return an [`Lu`]. Its engine depends on the size: a plain row-major
-//! LU below [`CROSSOVER`] (most sentences), faer's blocked LU from there on;
-//! [`Lu::with_engine`] forces one. Costs: factorisation `≈ 2n³/3` flops,
+//! The dense engines factorise with an [`Lu`]. Its kernel depends on the
+//! size: a plain row-major LU below [`CROSSOVER`] (most sentences), faer's
+//! blocked LU from there on; [`Lu::with_kernel`] forces one. Costs: factorisation `≈ 2n³/3` flops,
 //! determinant and log-determinant `O(n)` from the pivots, solves `2n²` per
 //! right-hand side, inverse `O(n³)`, adjugate `O(n³)` (`det · A⁻¹`, or an
 //! SVD when the matrix is singular to working precision; see
 //! [`Factorization::adjugate`](spantree_core::Factorization::adjugate)).
 //!
-//! ## Crossover
-//!
-//! Median times of random multi-root Laplacians, factorisation alone and
-//! factorisation plus inverse (what [`Model::marginals`] costs), from
-//! `cargo bench -p spantree-faer --bench crossover` on 2 shared cores (so
-//! ratios matter more than absolute times; faer runs sequentially):
-//!
-//! | n   | plain LU | faer LU | plain LU + inverse | faer LU + inverse |
-//! |-----|----------|---------|--------------------|-------------------|
-//! | 4   | 0.10 µs  | 0.44 µs | 0.15 µs            | 0.94 µs           |
-//! | 8   | 0.21 µs  | 0.78 µs | 0.41 µs            | 1.7 µs            |
-//! | 16  | 0.75 µs  | 1.7 µs  | 1.9 µs             | 4.2 µs            |
-//! | 32  | 3.2 µs   | 4.3 µs  | 10.6 µs            | 12.3 µs           |
-//! | 48  | 9.0 µs   | 9.7 µs  | 32 µs              | 30 µs             |
-//! | 64  | 20 µs    | 17 µs   | 74 µs              | 62 µs             |
-//! | 128 | 154 µs   | 173 µs  | 665 µs             | 379 µs            |
-//!
-//! The plain LU is 2–6× faster up to `n = 16` (where most sentences lie);
-//! the two meet between 32 and 64, and from there faer's blocked inverse
-//! pulls ahead, so [`CROSSOVER`] is 48.
-//!
-//! [`Model::marginals`]: spantree_core::Model::marginals
-//!
-//! ## Accuracy and cost of the elimination
-//!
-//! Correct bits (of 53) against exact rationals, `N(0, 1)` word-arc scores,
-//! root scores `N(0, 1) + shift`: `ln Z`, then the fewest over all marginals
-//! `≥ 1e-300` (`cargo run --profile test -p spantree-faer --example accuracy`;
-//! the median marginal keeps 50–52 bits with both methods wherever LU works):
-//!
-//! | n   | rooting | shift | dense LU ([`ShiftedF64`]) | [`Accurate`] | [`LogAccurate`] |
-//! |-----|---------|-------|-----------------------|--------------|-----------------|
-//! | 20  | multi   | 0     | 53 / 49               | 53 / 50      | 53 / 50         |
-//! | 20  | multi   | −20   | 26 / 20               | 52 / 49      | 52 / 48         |
-//! | 20  | multi   | −40   | 3 / 0                 | 51 / 48      | 51 / 47         |
-//! | 20  | multi   | −300  | 0 / 0                 | 53 / 45      | 53 / 43         |
-//! | 100 | multi   | −20   | 30 / 21               | 52 / 49      | 52 / 47         |
-//! | 100 | multi   | −40   | error                 | 53 / 48      | 53 / 46         |
-//! | 100 | multi   | −300  | error                 | 53 / 45      | 53 / 43         |
-//! | 100 | single  | −300  | 53 / 45               | 53 / 45      | 53 / 43         |
-//!
-//! Dense LU fails on the *multi-root* Laplacian only (its diagonal
-//! `ρ_m + Σ_h A[h][m]` cannot hold `ρ_m`); the single-root Laplacian keeps the
-//! root weights in a row of their own. The 45 bits at shift −300 are the
-//! input's: the core shifts scores by their column's maximum, and
-//! `θ − c_m` rounded once is off by `|θ| ε`, a relative error of
-//! `300 · 2⁻⁵³ ≈ 2⁻⁴⁵` in the weight (dense LU shows the same figure where it
-//! works). [`LogAccurate`] loses a few bits more: each log-sum-exp is exact to
-//! an ulp of the *logarithm*, i.e. `|ln x| ε` relative.
-//!
-//! Median times through the model (`Model::new` plus `log_partition`, resp.
-//! plus `marginals`), single-root, root scores 20 below `N(0, 1)` arcs,
-//! `cargo bench -p spantree-faer --bench accurate`, 2 shared cores:
-//!
-//! | n   | [`F64`] ln Z | [`Accurate`] ln Z | [`F64`] + marginals | [`Accurate`] + marginals | [`LogAccurate`] + marginals |
-//! |-----|--------------|-------------------|---------------------|--------------------------|-----------------------------|
-//! | 10  | 3.2 µs       | 4.2–5.7 µs        | 4.2 µs              | 10.6 µs                  | 31 µs                       |
-//! | 36  | 33 µs        | 41 µs             | 48 µs               | 115 µs                   | 1.0 ms                      |
-//! | 100 | 319 µs       | 409 µs            | 471 µs              | 1.13 ms                  | 18 ms                       |
-//! | 300 | 2.6 ms       | 5.1 ms            | 4.7 ms              | 17.6 ms                  | —                           |
-//!
-//! [`Accurate`] costs 1.2–2× dense LU for `ln Z` and about 2.5× for the
-//! marginals up to `n = 100` (3.7× at 300: the divide and conquer does
-//! `≈ 1.3 n³` unblocked multiply-adds against faer's blocked inverse).
-//!
-//! **Elimination order.** Every order is cancellation-free, and on the dense
-//! graphs of parsing every order costs the same flops, so [`Accurate`] keeps
-//! the natural one. Measured over 12 seeded orders (relabelings of the words)
-//! at `n = 20, 40`, both rootings, root shifts 0, −40, −300
-//! (`cargo run --release -p spantree-faer --example elimination_order`): the
-//! bits of `ln Z` vary by at most 2 (one or two ulps), the fewest marginal
-//! bits by at most 0.7, and the time by under 8% (noise); no order helps.
+//! The measurements behind these choices (the crossover of the two LUs,
+//! the accuracy and the cost of the elimination, elimination orders) are in
+//! the repository's `docs/report/engines.md`: the plain LU is 2–6× faster up
+//! to `n = 16` and faer's blocked LU wins from about `n = 48` ([`CROSSOVER`]);
+//! the elimination keeps ≥ 45 correct bits of every marginal where dense LU
+//! keeps none, at about 2–3× the time of a dense LU.
 //!
 //! No engine type appears in a public signature: matrices cross the boundary
 //! as [`spantree_core::Matrix`], and faer is pinned to one exact version.
@@ -160,7 +93,7 @@ use spantree_core::{Dense, Engine, Graph, Matrix, Prepared, Result, Rooting, Sca
 pub struct F64;
 
 /// `f64` LU on column-shifted weights: `ln Z = ln |det L(w e^{-c})| + Σ_m c_m`
-/// (DESIGN.md §2), `O(n³)`. Never overflows `ln Z`; the marginals are those
+/// ([§2](spantree_core::mathematics)), `O(n³)`. Never overflows `ln Z`; the marginals are those
 /// of [`F64`].
 ///
 /// ```

@@ -29,7 +29,7 @@ mod log {
     // 600 decades inside one column) fails on ShiftedF64 without an error:
     // single-root, n = 6, seed 1 gives μ[6][2] = 0 where the oracle says 1,
     // and multi-root n = 3, seed 1 loses 8 digits of Z and of μ[0][3]. Dense
-    // LU on shifted columns cannot hold those weights (DESIGN.md §2); stamp
+    // LU on shifted columns cannot hold those weights ([§2](spantree_core::mathematics)); stamp
     // it here once the backend answers right or with `Error::Numerical`.
 
     /// The acceptance test: `n = 1000`, scores `N(0, 20²)`: finite `ln Z` and

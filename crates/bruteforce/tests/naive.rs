@@ -209,7 +209,7 @@ mod unshifted {
 // `extreme_weights` (600 decades inside one column) is not stamped here: a
 // textbook LU on shifted columns returns a marginal of 0 for an arc whose
 // oracle marginal is 1 (single-root, n = 6, seed 1), the known limit of
-// DESIGN.md §2. It is a test for the real stabilised backends.
+// [§2.](spantree_core::mathematics) It is a test for the real stabilised backends.
 mod shifted {
     use super::*;
     spantree_bruteforce::stamp_suite!(NaiveShifted, small: SMALL, large: LARGE, extreme: SMALL, max_n: 60);

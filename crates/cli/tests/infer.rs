@@ -546,7 +546,7 @@ fn large_scores_never_print_nan() {
         for rec in &recs {
             match rec["error"]["kind"].as_str() {
                 None => assert!(rec["log_z"].as_f64().unwrap().is_finite()),
-                // Even the log backend's LU can lose every digit at this scale (DESIGN.md §2).
+                // Even the log backend's LU can lose every digit at this scale ([§2](spantree_core::mathematics)).
                 Some(kind) => assert!(
                     ["numerical", "overflow"].contains(&kind),
                     "{backend}: {rec}"

@@ -1,5 +1,5 @@
 //! Cancellation-free elimination of the Laplacian on the graph weights
-//! (DESIGN.md §2): `ln Z` and the marginals with a small *relative* error
+//! ([§2](crate::mathematics)): `ln Z` and the marginals with a small *relative* error
 //! whatever the scales of the weights.
 //!
 //! # The multi-root step
@@ -45,7 +45,7 @@
 //! # Marginals without subtraction
 //!
 //! `μ(h→m) = A[h][m] · ∂ ln Z / ∂A[h][m]`. The derivative
-//! `X[m][m] − X[m][h]` of DESIGN.md §1.2 cancels catastrophically when root
+//! `X[m][m] − X[m][h]` of [§1.2](crate::mathematics) cancels catastrophically when root
 //! weights are small (both terms are `O(1/ρ)`, their difference `O(1)`). Here:
 //! if `m` is never eliminated, column `m` enters the elimination only through
 //! the *linear* updates `A'[h][m] = A[h][m] + (A[h][k]/d_k) A[k][m]`,

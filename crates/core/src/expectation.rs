@@ -1,5 +1,5 @@
 //! First-order expectations of additively decomposable functions
-//! (Zmigrod, Vieira & Cotterell 2021, "T1"; DESIGN.md §1.3), and the
+//! (Zmigrod, Vieira & Cotterell 2021, "T1"; [§1.3](crate::mathematics)), and the
 //! reverse-mode gradient of any function of the (label) marginals.
 
 use crate::engine::Engine;

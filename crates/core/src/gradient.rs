@@ -1,4 +1,4 @@
-//! Reverse mode through the marginals, written by hand (DESIGN.md §1.5): the
+//! Reverse mode through the marginals, written by hand ([§1.5](crate::mathematics)): the
 //! gradient of any scalar function of the marginals in `O(n³)`, whatever the
 //! number of features.
 

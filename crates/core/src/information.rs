@@ -1,4 +1,4 @@
-//! Named quantities of a spanning-tree distribution (DESIGN.md §1.3–1.4):
+//! Named quantities of a spanning-tree distribution ([§1.3–1.4](crate::mathematics)):
 //! Shannon, cross- and Rényi entropies, KL divergence, `ℓ_k` norms, expected
 //! attachment score and the generalised-expectation (GE) objective, with the
 //! `O(n³)` gradients of every first-order one by hand-written reverse mode
@@ -257,7 +257,7 @@ where
     }
 
     /// Rényi entropy `H_α = (ln Z(w^α) − α ln Z(w)) / (1 − α)` for `α ≥ 0`
-    /// (DESIGN.md §1.3): `α = 0` gives the log of the number of trees in the
+    /// ([§1.3](crate::mathematics)): `α = 0` gives the log of the number of trees in the
     /// support, `α = 1` Shannon's entropy (its limit). One more `O(n³)`
     /// factorisation, of the graph of `w^α`. Near `α = 1` the quotient loses
     /// digits to cancellation (about `log10(1/|1 − α|)`). Non-increasing in `α`.

@@ -1,4 +1,4 @@
-//! The Laplacians of the matrix-tree theorem (DESIGN.md §1.1), and how their
+//! The Laplacians of the matrix-tree theorem ([§1.1](crate::mathematics)), and how their
 //! entries depend on the arc weights.
 //!
 //! All take the collapsed weights in the `(n+1) × (n+1)` layout and return an
@@ -56,7 +56,7 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
 ///   weights, `ρ[m]` entering `(0, m)`, and word arcs do not enter row `0`.
 ///
 /// Every arc touches at most two entries, both in column `m`: `Z` is linear
-/// in each column (DESIGN.md §1.1). Cost `O(1)`.
+/// in each column ([§1.1](crate::mathematics)). Cost `O(1)`.
 pub fn arc_entries(rooting: Rooting, h: usize, m: usize) -> [Option<(usize, usize, i8)>; 2] {
     let j = m - 1;
     if h == 0 {
@@ -88,7 +88,7 @@ fn read_entries<S: Scalar>(m_: &Matrix<S>, rooting: Rooting, h: usize, m: usize)
 }
 
 /// `∂Z/∂w` for every arc, in the `(n+1) × (n+1)` layout, from `adj(L)` read
-/// through Jacobi's formula `∂Z/∂L[i][j] = adj(L)[j][i]` (DESIGN.md §1.2).
+/// through Jacobi's formula `∂Z/∂L[i][j] = adj(L)[j][i]` ([§1.2](crate::mathematics)).
 ///
 /// With `adj` the adjugate (or `Z · X` for `X = L⁻¹`), 0-based words `i, j`:
 /// * multi-root: `∂Z/∂ρ[m] = adj[m][m]`, `∂Z/∂A[h][m] = adj[m][m] − adj[m][h]`;
@@ -110,7 +110,7 @@ pub fn weight_gradient<S: Scalar>(adj: &Matrix<S>, rooting: Rooting) -> Matrix<S
 /// The adjoint (transpose) of the linear map `M ↦ weight_gradient(M)`: the
 /// `n × n` matrix `C` with `⟨C, M⟩ = Σ_e seed_e · weight_gradient(M)_e` for
 /// every `M`. Reverse mode through the marginals uses it to collect the
-/// adjoint of `X = L⁻¹` (DESIGN.md §1.5, step 3). Cost `O(n²)`.
+/// adjoint of `X = L⁻¹` ([§1.5](crate::mathematics), step 3). Cost `O(n²)`.
 pub fn weight_gradient_adjoint<S: Scalar>(seed: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
     let n = seed.rows() - 1;
     let mut c = Matrix::zeros(n, n);

@@ -11,13 +11,15 @@
 //! theorem turns `Z` into a determinant of a [`laplacian`], and marginals into
 //! its inverse (Koo et al. 2007; Smith & Smith 2007; McDonald & Satta 2007).
 //!
-//! The core names no linear-algebra engine: every algorithm is generic over a
-//! [`MatrixBackend`], which factorises a dense matrix once. Pick one per use:
+//! The core names no linear-algebra library: every algorithm is generic over
+//! an [`Engine`], which prepares the weights, factorises the Laplacian once and
+//! answers `ln Z`, marginals, solves and vector–Jacobian products
+//! ([`engine`]). Pick one per use:
 //!
 //! * `spantree_faer::Accurate`: the cancellation-free elimination of the
 //!   Laplacian ([`elimination`]): `ln Z` and the marginals keep their digits
 //!   whatever the scales of the scores, at 2–3× the cost of a dense LU (the
-//!   command's default);
+//!   command's default); `spantree_faer::LogAccurate` runs it in log space;
 //! * `spantree_faer::ShiftedF64`: dense LU on column-shifted weights, so that
 //!   `ln Z` never overflows; fast, but digits are lost when one column's
 //!   weights span many orders of magnitude;
@@ -27,10 +29,24 @@
 //!   for references of quantities with logarithms;
 //! * `spantree_faer::Complex`: complex numbers for complex-step derivatives.
 //!
-//! Beyond `Z` and the marginals, the model gives first-order expectations and
-//! entropies ([`expectation`], [`information`]) with their gradients by
-//! hand-written reverse mode ([`gradient`]), second-order expectations
-//! ([`second_order`]) and the literature's slower algorithms ([`baseline`]).
+//! ## Where things are
+//!
+//! | what | where |
+//! |---|---|
+//! | graphs, validation, `Z = 0` decided combinatorially | [`graph`] |
+//! | the Laplacians and how arcs enter them | [`laplacian`] |
+//! | engines: preparation, [`Dense`] and [`Eliminated`] factors | [`engine`], [`elimination`] |
+//! | the model: `Z`, `ln Z`, marginals, `∇Z` | [`model`] |
+//! | first-order expectations; second order | [`expectation`]; [`second_order`] |
+//! | entropies and divergences; attachment and GE | [`information`]; [`attachment`] |
+//! | reverse mode (`O(n³)` gradients) | [`gradient`] |
+//! | the literature's slower algorithms | [`baseline`] |
+//! | the mathematics, with the proofs' section numbers | [`mathematics`] |
+//!
+//! A new engine implements [`Engine`] (a number type, a preparation and one
+//! of the two [`Factors`]) in its own crate; a new quantity is a method of
+//! [`Model`] in the module of its kind, plus its entry in the front end's
+//! registry (`spantree-api`) and its conformance test (`spantree-conformance`).
 //!
 //! **Errors.** Input is validated once, when a [`Graph`] is built: NaN,
 //! infinite or negative weights, wrong shapes and `n = 0` are typed
@@ -40,7 +56,7 @@
 //!
 //! ```
 //! use spantree_core::{Graph, Model, Rooting};
-//! use spantree_faer::ShiftedF64;
+//! use spantree_faer::Accurate;
 //!
 //! let ninf = f64::NEG_INFINITY;
 //! // Scores of arcs h → m; row 0 is the root, column 0 and the diagonal do not exist.
@@ -51,7 +67,7 @@
 //!     [ninf, -1.0, 0.7, ninf],
 //! ];
 //! let graph = Graph::from_scores(&scores)?;
-//! let model = Model::new(ShiftedF64, &graph, Rooting::Single)?;
+//! let model = Model::new(Accurate, &graph, Rooting::Single)?;
 //! let log_z = model.log_partition()?;
 //! let mu = model.marginals()?;
 //! // Exactly one word attaches to the root.
@@ -71,6 +87,8 @@ pub mod graph;
 pub mod information;
 pub mod laplacian;
 pub mod matrix;
+#[doc = include_str!("../docs/mathematics.md")]
+pub mod mathematics {}
 pub mod model;
 pub mod scalar;
 pub mod second_order;

@@ -200,7 +200,7 @@ impl<E: Engine> Model<E> {
 
     /// Arc marginals `μ[h][m] = P(h → m ∈ d)` in the `(n+1) × (n+1)` layout
     /// (row `0`: the root; column `0` and the diagonal are `0`), from
-    /// `μ_e = w_e ∂ ln Z / ∂w_e` (Koo et al. 2007; DESIGN.md §1.2–1.3).
+    /// `μ_e = w_e ∂ ln Z / ∂w_e` (Koo et al. 2007; [§1.2–1.3](crate::mathematics)).
     /// Every column sums to `1`; for single-root trees so does row `0`.
     /// `O(n³)`: the engine's own route ([`Factors::marginals`]: the inverse on
     /// dense engines, the cancellation-free elimination on the accurate ones).

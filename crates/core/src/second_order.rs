@@ -1,5 +1,5 @@
 //! Second-order expectations `E[r(d) s(d)ᵀ]`, covariances and arc-pair
-//! marginals (Zmigrod, Vieira & Cotterell 2021, "T2"; DESIGN.md §1.2–1.3).
+//! marginals (Zmigrod, Vieira & Cotterell 2021, "T2"; [§1.2–1.3](crate::mathematics)).
 
 use crate::engine::Engine;
 use crate::error::{ArcRef, Result};
@@ -39,7 +39,7 @@ impl<E: Engine> Model<E> {
     /// `P(e ∈ d, f ∈ d)` for a labeled or unlabeled pair, from `X`:
     /// `w_e w_f Σ_{(i,j,σ) ∈ e} Σ_{(k,l,τ) ∈ f} σ τ (X[j][i] X[l][k] − X[j][k] X[l][i])`
     /// for arcs into different words (second derivative of the determinant,
-    /// DESIGN.md §1.2), `0` for different arcs into one word, `μ_e` for `e = f`,
+    /// [§1.2](crate::mathematics)), `0` for different arcs into one word, `μ_e` for `e = f`,
     /// times the label shares. `O(1)`.
     pub(crate) fn pair(
         &self,

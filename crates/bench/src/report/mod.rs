@@ -570,7 +570,7 @@ fn markdown(i: MarkdownInput) -> String {
          {} sparse binary arc features: every arc fires two features drawn uniformly \
          (`spantree_bench::sparse_features`, seeded per sentence); targets are the feature \
          counts of the gold tree; `G = ‖E[f] − t‖²`. Reverse mode is `Model::grad_ge_objective` \
-         (`O(n³)`, DESIGN.md §1.5); the covariance route is `baseline::grad_ge_by_covariance` \
+         (`O(n³)`, [§1.5](spantree_core::mathematics)); the covariance route is `baseline::grad_ge_by_covariance` \
          (Druck & Smith 2009: arc-pair marginals, `O(n⁴)`, nothing of size `n⁴` stored). \
          Both give `∂G/∂θ`. Times are medians of {} passes. Agreement: the largest absolute \
          difference and the largest one relative to the largest gradient entry of the sentence. \
@@ -623,7 +623,7 @@ fn markdown(i: MarkdownInput) -> String {
          into the group from the root or from another word has weight `ε`. As `ε → 0` every \
          tree must enter the group through an `ε` arc, so `Z = O(ε)`; at `ε = 0` exactly, \
          `Z = 0` but the Laplacian has rank `n − 1` and a non-zero adjugate. A second \
-         exactly-singular graph gives word 1 no incoming arc at all. `∇Z = ∂Z/∂w` (DESIGN.md \
+         exactly-singular graph gives word 1 no incoming arc at all. `∇Z = ∂Z/∂w` (`spantree_core::mathematics` \
          §1.2, which subtracts two adjugate entries per word-to-word arc) is computed from:\n\n\
          * **`Z · L⁻¹`**: `det · inverse` from the partial-pivoting LU (NaN when a pivot is exactly 0);\n\
          * **backend adjugate**: `spantree_faer::F64`'s `Factorization::adjugate` — today \
