@@ -7,9 +7,9 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use rug::{Assign, Float};
+use spantree_core::linalg::PartialPivLu;
 use spantree_core::{Matrix, MatrixBackend, Scalar, Sign, Transcendental};
 
-use crate::plu::PartialPivLu;
 use crate::Rational;
 
 /// A binary floating-point number with `BITS` bits of significand (MPFR,

@@ -1,6 +1,7 @@
 //! Fraction-free (Bareiss) LU over the integers, for exact rational matrices.
 
 use rug::{Assign, Integer};
+use spantree_core::linalg::bordered_adjugate;
 use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
 
 use crate::Rational;
@@ -455,14 +456,10 @@ impl Factorization for ExactLu {
     ///
     /// * rank `n`: `adj A = det A · A⁻¹`, from the integer solve
     ///   (`adj A = D · adj(M) / Π d`);
-    /// * rank `n − 1`: `adj A = γ x yᵀ` with `A x = 0`, `yᵀ A = 0`. Take a
-    ///   row `r` and a column `c` whose deletion leaves a non-singular
-    ///   matrix (the elimination finds them) and the bordered matrix
-    ///   `B = [[A, e_r], [e_cᵀ, 0]]`. Since `det B = −e_cᵀ adj(A) e_r =
-    ///   −adj(A)[c][r] ≠ 0`, `B` is invertible; its last column is
-    ///   `[x / x_c; 0]` and its last row `[yᵀ / y_r, 0]`, so
-    ///   `adj A = −det B · B⁻¹[0..n, n] · B⁻¹[n, 0..n]`. (One factorisation
-    ///   of `B`, one solve with `B` and one with `Bᵀ`.)
+    /// * rank `n − 1`: [`bordered_adjugate`] with the row and the column
+    ///   whose deletion leaves a non-singular matrix (the elimination finds
+    ///   them): one factorisation of the `(n+1)`-bordered matrix, one solve
+    ///   with it and one with its transpose, all exact;
     /// * rank `≤ n − 2`: every `(n−1)`-minor vanishes, `adj A = 0`.
     ///
     /// ```
@@ -509,22 +506,7 @@ impl Factorization for ExactLu {
         let Some((r, c)) = self.deficient else {
             return Matrix::zeros(n, n);
         };
-        let bordered = Matrix::from_fn(n + 1, n + 1, |i, j| match (i < n, j < n) {
-            (true, true) => self.original[(i, j)].clone(),
-            (true, false) => Rational::from(u32::from(i == r)),
-            (false, true) => Rational::from(u32::from(j == c)),
-            (false, false) => Rational::zero(),
-        });
-        let b = ExactLu::new(bordered);
-        let unit = Matrix::from_fn(n + 1, 1, |i, _| Rational::from(u32::from(i == n)));
-        let mut column = unit.clone();
-        let mut row = unit;
-        b.solve(&mut column)
-            .expect("the bordered matrix is non-singular by the choice of r and c");
-        b.solve_transpose(&mut row)
-            .expect("the bordered matrix is non-singular by the choice of r and c");
-        let minus_det = -b.det();
-        let scaled: Vec<Rational> = (0..n).map(|i| &minus_det * &column[(i, 0)]).collect();
-        Matrix::from_fn(n, n, |i, j| &scaled[i] * &row[(j, 0)])
+        bordered_adjugate(&self.original, r, c, ExactLu::new)
+            .expect("the bordered matrix is non-singular by the choice of r and c")
     }
 }

@@ -69,6 +69,7 @@ pub mod gradient;
 pub mod graph;
 pub mod information;
 pub mod laplacian;
+pub mod linalg;
 pub mod matrix;
 pub mod model;
 pub mod scalar;

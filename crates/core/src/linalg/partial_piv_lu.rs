@@ -1,11 +1,12 @@
 //! [`PartialPivLu`]: plain LU with partial pivoting, generic over [`Scalar`].
 
-use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
+use super::bordered_adjugate;
+use crate::{Factorization, Matrix, Numerical, Scalar, Sign};
 
 /// `P A = L U` by Gaussian elimination with partial pivoting, for any
-/// [`Scalar`]: the factorisation of [`HighPrecision`](crate::HighPrecision),
-/// written against the field operations only so that other scalar types can
-/// reuse it.
+/// [`Scalar`]: the factorisation of `spantree_exact::HighPrecision` (MPFR
+/// floats), written against the field operations only so that every scalar
+/// type can use it.
 ///
 /// **Method.** At step `k` the pivot is the candidate of largest magnitude
 /// in column `k` (compared through [`Scalar::ln_abs`], which never
@@ -32,7 +33,7 @@ use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
 ///
 /// ```
 /// use spantree_core::{Factorization, Matrix, Scalar};
-/// use spantree_exact::PartialPivLu;
+/// use spantree_core::linalg::PartialPivLu;
 ///
 /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 2.0, 2.0]);
 /// let lu = PartialPivLu::new(a);
@@ -73,7 +74,7 @@ impl<S: Scalar> PartialPivLu<S> {
     ///
     /// ```
     /// use spantree_core::{Factorization, Matrix};
-    /// use spantree_exact::PartialPivLu;
+    /// use spantree_core::linalg::PartialPivLu;
     /// let lu = PartialPivLu::new(Matrix::from_row_major(2, 2, vec![2.0, 1.0, 1.0, 3.0]));
     /// assert_eq!(lu.det(), 5.0);
     /// ```
@@ -156,7 +157,7 @@ impl<S: Scalar> PartialPivLu<S> {
     ///
     /// ```
     /// use spantree_core::Matrix;
-    /// use spantree_exact::PartialPivLu;
+    /// use spantree_core::linalg::PartialPivLu;
     /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 2.0, 4.0]);
     /// assert_eq!(PartialPivLu::new(a).rank(), 1);
     /// ```
@@ -373,14 +374,13 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// The adjugate, `O(n³)`, by the rank the elimination found:
     ///
     /// * `n` pivots: `adj A = det A · A⁻¹`. For floats this loses relative
-    ///   accuracy as `A` approaches singularity (DESIGN.md §1.2).
-    /// * `n − 1` pivots (one column without a pivot): the bordered-matrix
-    ///   formula of [`ExactLu`](crate::ExactLu)'s adjugate. With `r` the
-    ///   unused row and `c` the skipped column, the `(r, c)` minor has `n − 1`
-    ///   non-zero pivots, so `B = [[A, e_r], [e_cᵀ, 0]]` has
-    ///   `det B = −adj(A)[c][r] ≠ 0` and `adj A = −det B · B⁻¹[0..n, n] ·
-    ///   B⁻¹[n, 0..n]` (one more factorisation, of `B`, and one solve with
-    ///   `B` and one with `Bᵀ`). No division by a vanishing pivot.
+    ///   accuracy as `A` approaches singularity: the smallest pivot divides
+    ///   and `det A` multiplies it back.
+    /// * `n − 1` pivots (one column without a pivot):
+    ///   [`bordered_adjugate`] with `r` the unused row and `c` the skipped
+    ///   column, whose deletion leaves `n − 1` non-zero pivots (one more
+    ///   factorisation, of the `(n+1)`-bordered matrix, and two solves). No
+    ///   division by a vanishing pivot.
     /// * fewer pivots: `0`. Certain for exact scalars (every `(n−1)`-minor
     ///   vanishes). For floats the computed factors have rank `≤ n − 2`, so
     ///   `P A + E` does for a backward error `E` of the size of the rounding
@@ -392,7 +392,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     ///
     /// ```
     /// use spantree_core::{Factorization, Matrix};
-    /// use spantree_exact::PartialPivLu;
+    /// use spantree_core::linalg::PartialPivLu;
     /// // Singular: [[1, 2], [2, 4]] has adjugate [[4, -2], [-2, 1]].
     /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 2.0, 4.0]);
     /// let adj = PartialPivLu::new(a).adjugate();
@@ -411,31 +411,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
         let Some((r, c)) = self.deficient else {
             return Matrix::zeros(n, n);
         };
-        let bordered = Matrix::from_fn(n + 1, n + 1, |i, j| match (i < n, j < n) {
-            (true, true) => self.original[(i, j)].clone(),
-            (true, false) if i == r => S::one(),
-            (false, true) if j == c => S::one(),
-            _ => S::zero(),
-        });
-        let b = PartialPivLu::new(bordered);
-        let unit = Matrix::from_fn(n + 1, 1, |i, _| if i == n { S::one() } else { S::zero() });
-        let mut column = unit.clone();
-        let mut row = unit;
-        if b.solve(&mut column).is_err() || b.solve_transpose(&mut row).is_err() {
-            return Matrix::zeros(n, n);
-        }
-        let minus_det = -b.det();
-        let scaled: Vec<S> = (0..n)
-            .map(|i| {
-                let mut x = minus_det.clone();
-                x *= &column[(i, 0)];
-                x
-            })
-            .collect();
-        Matrix::from_fn(n, n, |i, j| {
-            let mut x = scaled[i].clone();
-            x *= &row[(j, 0)];
-            x
-        })
+        bordered_adjugate(&self.original, r, c, PartialPivLu::new)
+            .unwrap_or_else(|_| Matrix::zeros(n, n))
     }
 }
