@@ -129,6 +129,7 @@ mod plain;
 mod scaled;
 
 pub use accurate::{Accurate, Eliminated, LogAccurate};
+pub use adjugate::stable_adjugate;
 pub use complex::{Complex, ComplexLu};
 pub use lu::{Engine, Lu, CROSSOVER};
 
