@@ -4,57 +4,13 @@
 //! cofactor expansion, and the adjugate by its definition
 //! `adj(A)[i][j] = (−1)^{i+j} det A_(j,i)`.
 
+use spantree_bruteforce::cofactor::adjugate_by_cofactors;
 use spantree_bruteforce::random::SplitMix64;
 use spantree_core::linalg::{bordered_adjugate, PartialPivLu};
 use spantree_core::{Factorization, Matrix, MatrixBackend, Numerical, Scalar};
 use spantree_exact::{Exact, Rational};
 
 // ---------------------------------------------------------------- oracles
-
-/// `A` without row `r` and column `c`.
-fn minor(a: &Matrix<Rational>, r: usize, c: usize) -> Matrix<Rational> {
-    let n = a.rows();
-    Matrix::from_fn(n - 1, n - 1, |i, j| {
-        a[(i + usize::from(i >= r), j + usize::from(j >= c))].clone()
-    })
-}
-
-/// `det` by cofactor expansion along the first row: exponential, independent.
-fn det_by_expansion(a: &Matrix<Rational>) -> Rational {
-    let n = a.rows();
-    if n == 0 {
-        return Rational::from(1);
-    }
-    let mut total = Rational::from(0);
-    for j in 0..n {
-        if a[(0, j)].is_zero() {
-            continue;
-        }
-        let term = &a[(0, j)] * &det_by_expansion(&minor(a, 0, j));
-        if j % 2 == 0 {
-            total += term;
-        } else {
-            total -= term;
-        }
-    }
-    total
-}
-
-/// `adj(A)[i][j] = (−1)^{i+j} det(A without row j and column i)`: the definition.
-fn adjugate_by_cofactors(a: &Matrix<Rational>) -> Matrix<Rational> {
-    let n = a.rows();
-    Matrix::from_fn(n, n, |i, j| {
-        if n == 1 {
-            return Rational::from(1);
-        }
-        let d = det_by_expansion(&minor(a, j, i));
-        if (i + j) % 2 == 0 {
-            d
-        } else {
-            -d
-        }
-    })
-}
 
 /// Norm-wise relative error `max |got − want| / max |want|` of an `f64`
 /// matrix against an exact one, in exact arithmetic until the final ratio.

@@ -9,12 +9,17 @@
 //!   `n − 1`, from one non-singular bordered matrix, without dividing by a
 //!   vanishing pivot; every factorisation that finds the rank (this LU, the
 //!   exact fraction-free LU of `spantree-exact`) calls it.
+//! * [`RowEchelon`]: the pivoting bookkeeping (permutation, rank, the
+//!   border for the adjugate) of a row-echelon elimination, shared by both
+//!   LUs, which supply only their pivot rule and row update.
 //!
 //! Engines with their own kernels (faer's blocked LU, exact Bareiss
 //! elimination over the integers) stay in their backend crates.
 
 mod adjugate;
+mod echelon;
 mod partial_piv_lu;
 
 pub use adjugate::bordered_adjugate;
+pub use echelon::RowEchelon;
 pub use partial_piv_lu::PartialPivLu;
