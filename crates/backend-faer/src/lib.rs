@@ -23,6 +23,10 @@
 //! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
 //!   quantity (the independent check of hand-written gradients).
 //!
+//! * [`stable_adjugate`]: `adj A` by column-pivoted QR (Stewart 1998), which
+//!   never divides by the smallest pivot and stays accurate at and near
+//!   singularity; the report compares it with [`Lu`]'s adjugate.
+//!
 //! Both real backends return an [`Lu`]. Its engine depends on the size: a plain row-major
 //! LU below [`CROSSOVER`] (most sentences), faer's blocked LU from there on;
 //! [`Lu::with_engine`] forces one. Costs: factorisation `≈ 2n³/3` flops,
