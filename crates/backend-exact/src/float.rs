@@ -7,12 +7,12 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use rug::{Assign, Float};
+use spantree_core::linalg::PartialPivLu;
 use spantree_core::{
     Dense, Engine, FromScore, Graph, Matrix, Prepared, Result, Rooting, Scalar, Sign,
     Transcendental,
 };
 
-use crate::plu::PartialPivLu;
 use crate::Rational;
 
 /// A binary floating-point number with `BITS` bits of significand (MPFR,

@@ -26,8 +26,9 @@
 //!   [`spantree_core::Transcendental`] (`ln`, `exp` correctly rounded).
 //! * [`HighPrecision<BITS>`]: its [`Engine`]; scores become weights
 //!   through `e^θ` at `BITS` bits, and nothing is shifted.
-//! * [`PartialPivLu`]: LU with partial pivoting, generic over any
-//!   [`spantree_core::Scalar`], its factorisation.
+//! * [`PartialPivLu`]: its factorisation, LU with partial pivoting,
+//!   generic over any [`spantree_core::Scalar`] (defined in
+//!   [`spantree_core::linalg`], re-exported here).
 //!
 //! Cost: `O(n³)` operations on integers of `O(n b)` bits for `b`-bit input.
 //! For a multi-root Laplacian of random `f64` weights in `[0, 1)`, `det`
@@ -51,15 +52,15 @@
 
 mod float;
 mod lu;
-mod plu;
 mod rational;
 
 pub use float::{BigFloat, HighPrecision};
 pub use lu::ExactLu;
-pub use plu::PartialPivLu;
 pub use rational::{NotFiniteError, ParseRationalError, Rational, MAX_DECIMAL_EXPONENT};
 /// The `rug` version this crate is built against, for matching types.
 pub use rug;
+/// The generic LU now lives in the core; re-exported so existing paths keep working.
+pub use spantree_core::linalg::PartialPivLu;
 
 use spantree_core::{Dense, Engine, FromScore, Graph, Matrix, Prepared, Result, Rooting, Scalar};
 

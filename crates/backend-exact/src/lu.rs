@@ -1,6 +1,7 @@
 //! Fraction-free (Bareiss) LU over the integers, for exact rational matrices.
 
 use rug::{Assign, Integer};
+use spantree_core::linalg::{bordered_adjugate, RowEchelon};
 use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
 
 use crate::Rational;
@@ -62,21 +63,13 @@ pub struct ExactLu {
     original: Matrix<Rational>,
     /// `d_j`: `M = A · diag(d)` is an integer matrix.
     col_scale: Vec<rug::Rational>,
-    /// Row `k` of the elimination is row `perm[k]` of `M`.
-    perm: Vec<usize>,
     /// Row-major `n × n`: on and above the diagonal the Bareiss rows
     /// `U[k][j] = a⁽ᵏ⁾[k][j]`; below it the multipliers `a⁽ᵏ⁾[i][k]`.
-    /// Meaningful only when `rank == n`.
+    /// Meaningful only when the rank is `n`.
     lu: Vec<Integer>,
-    /// The rank of `A`.
-    rank: usize,
-    /// Whether `P` is an odd permutation: `det(P M) = −det M`.
-    odd_permutation: bool,
-    /// The first column without a non-zero pivot.
-    zero_pivot: Option<usize>,
-    /// For rank `n − 1`: a row `r` and a column `c` whose deletion leaves a
-    /// non-singular matrix, so `adj(A)[c][r] ≠ 0`.
-    deficient: Option<(usize, usize)>,
+    /// `P` (row `k` of the elimination is row `perm[k]` of `M`), the exact
+    /// rank, and the border of a rank-`(n−1)` adjugate.
+    echelon: RowEchelon,
     det: Rational,
 }
 
@@ -121,36 +114,17 @@ impl ExactLu {
                 lu.push(scaled_integer(&matrix[(i, j)], s));
             }
         }
-        let mut perm: Vec<usize> = (0..n).collect();
-        let mut swaps = 0usize;
-        let mut zero_pivot = None;
-        let mut skipped = Vec::new();
         let mut prev = Integer::from(1);
         let (mut t1, mut t2) = (Integer::new(), Integer::new());
-        // Row-echelon Bareiss: a column without a pivot is skipped (and
-        // recorded), the row level `r` stays; this finds the rank and, for
-        // rank n − 1, a non-singular (n−1)-submatrix.
-        let mut r = 0;
-        for k in 0..n {
-            let pivot = (r..n)
+        // The non-zero candidate with the fewest bits keeps the entries small.
+        let pivot = |lu: &[Integer], k: usize, r: usize| {
+            (r..n)
                 .filter(|&i| lu[i * n + k] != 0)
-                .min_by_key(|&i| lu[i * n + k].significant_bits());
-            let Some(p) = pivot else {
-                zero_pivot.get_or_insert(k);
-                skipped.push(k);
-                continue;
-            };
-            if p != r {
-                for j in 0..n {
-                    lu.swap(p * n + j, r * n + j);
-                }
-                perm.swap(p, r);
-                swaps += 1;
-            }
-            let (top, bottom) = lu.split_at_mut((r + 1) * n);
-            let pivot_row = &top[r * n..];
+                .min_by_key(|&i| lu[i * n + k].significant_bits())
+        };
+        let step = |pivot_row: &[Integer], below: &mut [Integer], k: usize| {
             let pkk = &pivot_row[k];
-            for row in bottom.chunks_exact_mut(n) {
+            for row in below.chunks_exact_mut(n) {
                 let (head, tail) = row.split_at_mut(k + 1);
                 // head[k] stays: it is the multiplier a⁽ʳ⁾[i][k].
                 let aik = &head[k];
@@ -167,10 +141,11 @@ impl ExactLu {
                 }
             }
             prev.assign(pkk);
-            r += 1;
-        }
-        let rank = r;
-        let deficient = (rank + 1 == n).then(|| (perm[n - 1], skipped[0]));
+        };
+        // Row-echelon Bareiss: a column without a pivot is skipped, which
+        // finds the rank and, for rank n − 1, a non-singular (n−1)-submatrix.
+        let echelon = RowEchelon::eliminate(n, &mut lu, pivot, step);
+        let rank = echelon.rank();
         let det = if rank == n {
             let last = if n == 0 {
                 Integer::from(1)
@@ -181,7 +156,7 @@ impl ExactLu {
             for s in &col_scale {
                 det /= s;
             }
-            if swaps % 2 == 1 {
+            if echelon.odd_permutation() {
                 det = -det;
             }
             Rational(det)
@@ -192,12 +167,8 @@ impl ExactLu {
             n,
             original: matrix,
             col_scale,
-            perm,
             lu,
-            odd_permutation: swaps % 2 == 1,
-            rank,
-            zero_pivot,
-            deficient,
+            echelon,
             det,
         }
     }
@@ -211,18 +182,12 @@ impl ExactLu {
     /// assert_eq!(Exact.lu(a).rank(), 1);
     /// ```
     pub fn rank(&self) -> usize {
-        self.rank
+        self.echelon.rank()
     }
 
     /// The factorised matrix `A`.
     pub fn matrix(&self) -> &Matrix<Rational> {
         &self.original
-    }
-
-    fn singular(&self) -> Numerical {
-        Numerical::Singular {
-            pivot: self.zero_pivot.unwrap_or(0),
-        }
     }
 
     /// Entry `(i, j)` of the factor array of `P M`, or of `(P M)ᵀ` (the same
@@ -247,7 +212,7 @@ impl ExactLu {
         } else {
             let mut slots: Vec<Option<Integer>> = b.into_iter().map(Some).collect();
             let mut w = Vec::with_capacity(n * k);
-            for &p in &self.perm {
+            for &p in self.echelon.perm() {
                 for c in 0..k {
                     w.push(slots[p * k + c].take().expect("perm is a permutation"));
                 }
@@ -310,7 +275,7 @@ impl ExactLu {
         // Row i of the work array is row perm[i] of x.
         let mut slots: Vec<Option<Integer>> = w.into_iter().map(Some).collect();
         let mut x = vec![Integer::new(); n * k];
-        for (i, &p) in self.perm.iter().enumerate() {
+        for (i, &p) in self.echelon.perm().iter().enumerate() {
             for c in 0..k {
                 x[p * k + c] = slots[i * k + c].take().expect("each row moved once");
             }
@@ -385,7 +350,7 @@ impl Factorization for ExactLu {
     /// The first column in which no row has a non-zero entry left after
     /// eliminating the previous columns: exact, `A` is singular iff `Some`.
     fn zero_pivot(&self) -> Option<usize> {
-        self.zero_pivot
+        self.echelon.zero_pivot()
     }
 
     /// The exact determinant, `O(1)` (computed with the factorisation).
@@ -407,14 +372,7 @@ impl Factorization for ExactLu {
     /// # Panics
     /// If `rhs` does not have `n` rows (a programming error).
     fn solve(&self, rhs: &mut Matrix<Rational>) -> Result<(), Numerical> {
-        if self.rank < self.n {
-            return Err(self.singular());
-        }
-        assert_eq!(
-            rhs.rows(),
-            self.n,
-            "solve: right-hand side has the wrong row count"
-        );
+        self.echelon.check_solve(rhs.rows())?;
         *rhs = self.solve_rational(rhs, false);
         Ok(())
     }
@@ -429,14 +387,7 @@ impl Factorization for ExactLu {
     /// # Panics
     /// If `rhs` does not have `n` rows (a programming error).
     fn solve_transpose(&self, rhs: &mut Matrix<Rational>) -> Result<(), Numerical> {
-        if self.rank < self.n {
-            return Err(self.singular());
-        }
-        assert_eq!(
-            rhs.rows(),
-            self.n,
-            "solve: right-hand side has the wrong row count"
-        );
+        self.echelon.check_solve(rhs.rows())?;
         *rhs = self.solve_rational(rhs, true);
         Ok(())
     }
@@ -455,14 +406,10 @@ impl Factorization for ExactLu {
     ///
     /// * rank `n`: `adj A = det A · A⁻¹`, from the integer solve
     ///   (`adj A = D · adj(M) / Π d`);
-    /// * rank `n − 1`: `adj A = γ x yᵀ` with `A x = 0`, `yᵀ A = 0`. Take a
-    ///   row `r` and a column `c` whose deletion leaves a non-singular
-    ///   matrix (the elimination finds them) and the bordered matrix
-    ///   `B = [[A, e_r], [e_cᵀ, 0]]`. Since `det B = −e_cᵀ adj(A) e_r =
-    ///   −adj(A)[c][r] ≠ 0`, `B` is invertible; its last column is
-    ///   `[x / x_c; 0]` and its last row `[yᵀ / y_r, 0]`, so
-    ///   `adj A = −det B · B⁻¹[0..n, n] · B⁻¹[n, 0..n]`. (One factorisation
-    ///   of `B`, one solve with `B` and one with `Bᵀ`.)
+    /// * rank `n − 1`: [`bordered_adjugate`] with the row and the column
+    ///   whose deletion leaves a non-singular matrix (the elimination finds
+    ///   them): one factorisation of the `(n+1)`-bordered matrix, one solve
+    ///   with it and one with its transpose, all exact;
     /// * rank `≤ n − 2`: every `(n−1)`-minor vanishes, `adj A = 0`.
     ///
     /// ```
@@ -475,7 +422,7 @@ impl Factorization for ExactLu {
     /// ```
     fn adjugate(&self) -> Matrix<Rational> {
         let n = self.n;
-        if self.rank == n {
+        if self.echelon.rank() == n {
             if n == 0 {
                 return Matrix::zeros(0, 0);
             }
@@ -491,7 +438,7 @@ impl Factorization for ExactLu {
             for s in &self.col_scale {
                 denominator *= s;
             }
-            if self.odd_permutation {
+            if self.echelon.odd_permutation() {
                 denominator = -denominator;
             }
             let out = y
@@ -506,25 +453,10 @@ impl Factorization for ExactLu {
                 .collect();
             return Matrix::from_row_major(n, n, out);
         }
-        let Some((r, c)) = self.deficient else {
+        let Some((r, c)) = self.echelon.deficient() else {
             return Matrix::zeros(n, n);
         };
-        let bordered = Matrix::from_fn(n + 1, n + 1, |i, j| match (i < n, j < n) {
-            (true, true) => self.original[(i, j)].clone(),
-            (true, false) => Rational::from(u32::from(i == r)),
-            (false, true) => Rational::from(u32::from(j == c)),
-            (false, false) => Rational::zero(),
-        });
-        let b = ExactLu::new(bordered);
-        let unit = Matrix::from_fn(n + 1, 1, |i, _| Rational::from(u32::from(i == n)));
-        let mut column = unit.clone();
-        let mut row = unit;
-        b.solve(&mut column)
-            .expect("the bordered matrix is non-singular by the choice of r and c");
-        b.solve_transpose(&mut row)
-            .expect("the bordered matrix is non-singular by the choice of r and c");
-        let minus_det = -b.det();
-        let scaled: Vec<Rational> = (0..n).map(|i| &minus_det * &column[(i, 0)]).collect();
-        Matrix::from_fn(n, n, |i, j| &scaled[i] * &row[(j, 0)])
+        bordered_adjugate(&self.original, r, c, ExactLu::new)
+            .expect("the bordered matrix is non-singular by the choice of r and c")
     }
 }

@@ -5,6 +5,7 @@
 
 use rug::ops::Pow;
 use rug::Integer;
+use spantree_bruteforce::cofactor::{adjugate_by_cofactors, det_by_expansion};
 use spantree_core::{Engine, Factorization, Graph, Matrix, Model, Rooting, Scalar, Sign};
 use spantree_exact::{Exact, ParseRationalError, Rational, MAX_DECIMAL_EXPONENT};
 
@@ -134,51 +135,6 @@ fn two_word_hand_example() {
 }
 
 // ---------------------------------------------------------------- oracles
-
-/// `det` by cofactor expansion along the first row: exponential, independent.
-fn det_by_expansion(a: &Matrix<Rational>) -> Rational {
-    let n = a.rows();
-    if n == 0 {
-        return q(1);
-    }
-    let mut total = q(0);
-    for j in 0..n {
-        if a[(0, j)].is_zero() {
-            continue;
-        }
-        let term = &a[(0, j)] * &det_by_expansion(&minor(a, 0, j));
-        if j % 2 == 0 {
-            total += term;
-        } else {
-            total -= term;
-        }
-    }
-    total
-}
-
-/// `A` without row `r` and column `c`.
-fn minor(a: &Matrix<Rational>, r: usize, c: usize) -> Matrix<Rational> {
-    let n = a.rows();
-    Matrix::from_fn(n - 1, n - 1, |i, j| {
-        a[(i + usize::from(i >= r), j + usize::from(j >= c))].clone()
-    })
-}
-
-/// `adj(A)[i][j] = (−1)^{i+j} det(A without row j and column i)`: the definition.
-fn adjugate_by_cofactors(a: &Matrix<Rational>) -> Matrix<Rational> {
-    let n = a.rows();
-    Matrix::from_fn(n, n, |i, j| {
-        if n == 1 {
-            return q(1);
-        }
-        let d = det_by_expansion(&minor(a, j, i));
-        if (i + j) % 2 == 0 {
-            d
-        } else {
-            -d
-        }
-    })
-}
 
 fn matmul(a: &Matrix<Rational>, b: &Matrix<Rational>) -> Matrix<Rational> {
     Matrix::from_fn(a.rows(), b.cols(), |i, j| {

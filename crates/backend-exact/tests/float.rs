@@ -10,7 +10,7 @@ use spantree_bruteforce::{marginals, partition, trees};
 use spantree_core::{
     Engine, Factorization, FromScore, Graph, Matrix, Model, Rooting, Scalar, Sign, Transcendental,
 };
-use spantree_exact::{BigFloat, Exact, HighPrecision, PartialPivLu, Rational};
+use spantree_exact::{BigFloat, Exact, HighPrecision, Rational};
 use spantree_faer::ShiftedF64;
 
 type F = BigFloat<256>;
@@ -172,64 +172,6 @@ fn from_score_is_exp_at_full_precision() {
 }
 
 // ------------------------------------------------------------- LU
-
-/// A random integer matrix of the given rank (`≤ n`), rows shuffled.
-fn rank_deficient(rng: &mut SplitMix64, n: usize, rank: usize) -> Matrix<Rational> {
-    let mut rows: Vec<Vec<i64>> = (0..n)
-        .map(|_| (0..n).map(|_| rng.below(11) as i64 - 5).collect())
-        .collect();
-    for r in rank..n {
-        let mut combo = vec![0i64; n];
-        for source in rows.iter().take(rank) {
-            let c = rng.below(5) as i64 - 2;
-            for (x, y) in combo.iter_mut().zip(source) {
-                *x += c * y;
-            }
-        }
-        rows[r] = combo;
-    }
-    for i in (1..n).rev() {
-        rows.swap(i, rng.below(i + 1));
-    }
-    Matrix::from_fn(n, n, |i, j| Rational::from(rows[i][j]))
-}
-
-#[test]
-fn generic_lu_on_rationals_matches_the_exact_backend() {
-    // PartialPivLu<Rational> computes exactly: `==` everywhere, including
-    // the bordered adjugate of rank n − 1 and the zero adjugate below.
-    let mut rng = SplitMix64::new(0xf1);
-    let mut ranks = [0usize; 3];
-    for trial in 0..150 {
-        let n = 1 + trial % 7;
-        let rank = n - (trial % 3).min(n);
-        let a = rank_deficient(&mut rng, n, rank);
-        let lu = PartialPivLu::new(a.clone());
-        let exact = Exact.lu(a.clone());
-        assert_eq!(lu.rank(), exact.rank(), "trial {trial}");
-        ranks[(n - lu.rank()).min(2)] += 1;
-        assert_eq!(lu.det(), exact.det(), "trial {trial}");
-        assert_eq!(lu.zero_pivot().is_some(), exact.zero_pivot().is_some());
-        assert_eq!(lu.adjugate(), exact.adjugate(), "trial {trial}: {a:?}");
-        if lu.rank() == n {
-            let b = Matrix::from_fn(n, 2, |_, _| {
-                Rational::new(rng.below(9) as i64, 1 + rng.below(6) as i64)
-            });
-            let (mut x, mut y) = (b.clone(), b.clone());
-            lu.solve(&mut x).unwrap();
-            lu.solve_transpose(&mut y).unwrap();
-            let (mut x2, mut y2) = (b.clone(), b);
-            exact.solve(&mut x2).unwrap();
-            exact.solve_transpose(&mut y2).unwrap();
-            assert_eq!((x, y), (x2, y2), "trial {trial}");
-            assert_eq!(lu.ln_abs_det().0, exact.det().sign());
-        } else {
-            let err = lu.inverse().unwrap_err();
-            assert_eq!(Some(err), exact.inverse().err());
-        }
-    }
-    assert!(ranks.iter().all(|&k| k > 20), "{ranks:?}");
-}
 
 fn to_big(a: &Matrix<Rational>) -> Matrix<F> {
     a.map(|x| F::from(x))

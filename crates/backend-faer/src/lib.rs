@@ -22,6 +22,10 @@
 //! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
 //!   quantity (the independent check of hand-written gradients).
 //!
+//! * [`stable_adjugate`]: `adj A` by column-pivoted QR (Stewart 1998), which
+//!   never divides by the smallest pivot and stays accurate at and near
+//!   singularity; the report compares it with [`Lu`]'s adjugate.
+//!
 //! The dense engines factorise with an [`Lu`]. Its kernel depends on the
 //! size: a plain row-major LU below [`CROSSOVER`] (most sentences), faer's
 //! blocked LU from there on; [`Lu::with_kernel`] forces one. Costs: factorisation `≈ 2n³/3` flops,
@@ -62,6 +66,7 @@ mod plain;
 mod scaled;
 
 pub use accurate::{Accurate, LogAccurate};
+pub use adjugate::stable_adjugate;
 pub use complex::{Complex, ComplexLu};
 pub use lu::{Lu, LuKernel, CROSSOVER};
 

@@ -21,11 +21,9 @@
 //!
 //! This library holds what they share: seeded inputs that look like a
 //! parser's scores, and the table of timed algorithms ([`timed::TIMED`]).
-//! It also holds a small [`conllu`] reader.
+//! Treebanks are read with `spantree-conllu`.
 
-pub mod conllu;
 pub mod report;
-pub mod stable_adjugate;
 pub mod timed;
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};

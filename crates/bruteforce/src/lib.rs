@@ -12,8 +12,9 @@
 //! `spantree-core`: entry `(h, m)` is the arc `h → m`, row `0` is the root,
 //! column `0` and the diagonal do not exist and must be `0`.
 //!
-//! Besides the oracle: [`random`], seeded graph generators, and [`suite`],
-//! the one generic property suite that every backend runs.
+//! Besides the trees: [`cofactor`], determinants and adjugates by their
+//! definitions; [`random`], seeded graph generators; and [`suite`], the one
+//! generic property suite that every backend runs.
 //!
 //! ```
 //! use spantree_bruteforce::{count_all_trees, marginals, partition};
@@ -30,6 +31,7 @@
 //! assert_eq!(mu[(2, 1)], 8.0 / 13.0);
 //! ```
 
+pub mod cofactor;
 mod enumerate;
 mod labeled;
 pub mod random;

@@ -86,6 +86,7 @@ pub mod gradient;
 pub mod graph;
 pub mod information;
 pub mod laplacian;
+pub mod linalg;
 pub mod matrix;
 #[doc = include_str!("../docs/mathematics.md")]
 pub mod mathematics {}

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub use spantree_bruteforce::cofactor::{adjugate_by_cofactors, det_by_expansion};
 use spantree_core::Matrix;
 
 /// xorshift64*: seeded, so every failure reproduces.
@@ -63,36 +64,4 @@ pub fn max_diff(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
         .iter()
         .zip(b.as_slice())
         .fold(0.0, |m, (x, y)| m.max((x - y).abs()))
-}
-
-/// The determinant by Laplace expansion along the first row: the
-/// definition, `O(n!)`, exact for small integer matrices.
-pub fn det_by_expansion(a: &Matrix<f64>) -> f64 {
-    let n = a.rows();
-    if n == 0 {
-        return 1.0;
-    }
-    (0..n)
-        .map(|j| {
-            let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
-            sign * a[(0, j)] * det_by_expansion(&minor(a, 0, j))
-        })
-        .sum()
-}
-
-/// `A` without row `r` and column `c`.
-pub fn minor(a: &Matrix<f64>, r: usize, c: usize) -> Matrix<f64> {
-    let n = a.rows();
-    Matrix::from_fn(n - 1, n - 1, |i, j| {
-        a[(i + usize::from(i >= r), j + usize::from(j >= c))]
-    })
-}
-
-/// `adj(A)[i][j] = (−1)^{i+j} det A_{(j,i)}`: the definition, by cofactors.
-pub fn adjugate_by_cofactors(a: &Matrix<f64>) -> Matrix<f64> {
-    let n = a.rows();
-    Matrix::from_fn(n, n, |i, j| {
-        let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
-        sign * det_by_expansion(&minor(a, j, i))
-    })
 }

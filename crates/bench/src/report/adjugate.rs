@@ -6,11 +6,10 @@ use spantree_bruteforce::random::SplitMix64;
 use spantree_core::laplacian::{laplacian, weight_gradient};
 use spantree_core::{Engine, Factorization, Matrix, Rooting, Scalar};
 use spantree_exact::{Exact, Rational};
-use spantree_faer::F64;
+use spantree_faer::{stable_adjugate, F64};
 
 use super::util::{bits_from_relative, ln_abs_error, Table};
 use super::{Options, ReportError};
-use crate::stable_adjugate;
 
 /// The float routes compared, in table order.
 pub const ROUTES: [&str; 4] = [
@@ -129,12 +128,7 @@ pub fn run(opts: &Options, bar: &ProgressBar) -> Result<Vec<Point>, ReportError>
                 .lu(l.map(|&x| Rational::from_f64(x)))
                 .adjugate()
                 .map(|r| r.to_f64());
-            let routes = [
-                by_inverse,
-                lu.adjugate(),
-                stable_adjugate::adjugate(&l),
-                rounded,
-            ];
+            let routes = [by_inverse, lu.adjugate(), stable_adjugate(&l), rounded];
             let bits = routes
                 .iter()
                 .map(|adj| bits(&weight_gradient(adj, rooting), &reference))

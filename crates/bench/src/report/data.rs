@@ -8,7 +8,7 @@ use spantree_core::{Graph, Model, Rooting};
 use spantree_faer::F64;
 
 use super::ReportError;
-use crate::conllu::{self, ConlluError, Sentence};
+use spantree_conllu::{self as conllu, ConlluError, Sentence};
 
 /// One treebank: the sentences of its CoNLL-U files.
 #[derive(Clone, Debug)]

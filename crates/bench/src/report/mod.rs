@@ -24,8 +24,8 @@ pub mod scaling;
 pub mod speedup;
 pub mod util;
 
-use crate::conllu::ConlluError;
 use data::{load_treebanks, sentence_seed, ScoreModel};
+use spantree_conllu::ConlluError;
 use speedup::Prepared;
 
 /// What can stop a report.
@@ -629,10 +629,9 @@ fn markdown(i: MarkdownInput) -> String {
          * **backend adjugate**: `spantree_faer::F64`'s `Factorization::adjugate` — today \
            `det · A⁻¹` from the LU with the determinant's exponent kept apart, and an \
            equilibrated SVD only when `min |u_ii| ≤ n ε max |u_ii|`;\n\
-         * **stable adjugate**: `spantree_bench::stable_adjugate` (Stewart 1998): column-pivoted \
+         * **stable adjugate**: `spantree_faer::stable_adjugate` (Stewart 1998): column-pivoted \
            QR `A P = Q R`, `adj R = det R₁ · [ρ R₁⁻¹, −R₁⁻¹ r; 0, 1]`, which never divides by \
-           the smallest pivot `ρ`. It belongs in the backend as its adjugate for every \
-           matrix; it is here first so the comparison can be made;\n\
+           the smallest pivot `ρ`;\n\
          * **exact adj of rounded L**: the exact adjugate of the Laplacian *after* its entries \
            were rounded to `f64` — the best any `f64` route can do, since forming \
            `L[m][m] = Σ_h w_hm` already loses `ε` next to the group's own arcs.\n\n\

@@ -1,11 +1,12 @@
 //! [`PartialPivLu`]: plain LU with partial pivoting, generic over [`Scalar`].
 
-use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
+use super::{bordered_adjugate, RowEchelon};
+use crate::{Factorization, Matrix, Numerical, Scalar, Sign};
 
 /// `P A = L U` by Gaussian elimination with partial pivoting, for any
-/// [`Scalar`]: the factorisation of [`HighPrecision`](crate::HighPrecision),
-/// written against the field operations only so that other scalar types can
-/// reuse it.
+/// [`Scalar`]: the factorisation of `spantree_exact::HighPrecision` (MPFR
+/// floats), written against the field operations only so that every scalar
+/// type can use it.
 ///
 /// **Method.** At step `k` the pivot is the candidate of largest magnitude
 /// in column `k` (compared through [`Scalar::ln_abs`], which never
@@ -32,7 +33,7 @@ use spantree_core::{Factorization, Matrix, Numerical, Scalar, Sign};
 ///
 /// ```
 /// use spantree_core::{Factorization, Matrix, Scalar};
-/// use spantree_exact::PartialPivLu;
+/// use spantree_core::linalg::PartialPivLu;
 ///
 /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 2.0, 2.0]);
 /// let lu = PartialPivLu::new(a);
@@ -52,17 +53,8 @@ pub struct PartialPivLu<S> {
     /// `L` below it (`L[i][i] = 1` implied). In row-echelon form when
     /// `rank < n`.
     lu: Vec<S>,
-    /// Row `k` of `P A` is row `perm[k]` of `A`.
-    perm: Vec<usize>,
-    /// Whether `P` is an odd permutation.
-    odd_permutation: bool,
-    /// The number of pivots found.
-    rank: usize,
-    /// The first column without a non-zero pivot candidate.
-    zero_pivot: Option<usize>,
-    /// For rank `n − 1`: a row `r` and a column `c` whose deletion leaves a
-    /// matrix with `n − 1` non-zero pivots.
-    deficient: Option<(usize, usize)>,
+    /// `P`, the rank, and the border of a rank-`(n−1)` adjugate.
+    echelon: RowEchelon,
 }
 
 impl<S: Scalar> PartialPivLu<S> {
@@ -73,7 +65,7 @@ impl<S: Scalar> PartialPivLu<S> {
     ///
     /// ```
     /// use spantree_core::{Factorization, Matrix};
-    /// use spantree_exact::PartialPivLu;
+    /// use spantree_core::linalg::PartialPivLu;
     /// let lu = PartialPivLu::new(Matrix::from_row_major(2, 2, vec![2.0, 1.0, 1.0, 3.0]));
     /// assert_eq!(lu.det(), 5.0);
     /// ```
@@ -86,12 +78,9 @@ impl<S: Scalar> PartialPivLu<S> {
         let n = matrix.rows();
         let original = matrix.clone();
         let mut lu = matrix.into_vec();
-        let mut perm: Vec<usize> = (0..n).collect();
-        let mut swaps = 0usize;
-        let mut zero_pivot = None;
-        let mut skipped = Vec::new();
-        let mut r = 0;
-        for k in 0..n {
+        // The pivot is the candidate of largest magnitude; a NaN magnitude
+        // loses to any number.
+        let pivot = |lu: &[S], k: usize, r: usize| {
             let mut best: Option<(usize, f64)> = None;
             for i in r..n {
                 let x = &lu[i * n + k];
@@ -99,27 +88,15 @@ impl<S: Scalar> PartialPivLu<S> {
                     continue;
                 }
                 let size = x.ln_abs();
-                // A NaN magnitude loses to any number.
                 if best.is_none_or(|(_, b)| size > b || b.is_nan()) {
                     best = Some((i, size));
                 }
             }
-            let Some((p, _)) = best else {
-                zero_pivot.get_or_insert(k);
-                skipped.push(k);
-                continue;
-            };
-            if p != r {
-                for j in 0..n {
-                    lu.swap(p * n + j, r * n + j);
-                }
-                perm.swap(p, r);
-                swaps += 1;
-            }
-            let (top, bottom) = lu.split_at_mut((r + 1) * n);
-            let pivot_row = &top[r * n..];
+            best.map(|(i, _)| i)
+        };
+        let step = |pivot_row: &[S], below: &mut [S], k: usize| {
             let pivot = &pivot_row[k];
-            for row in bottom.chunks_exact_mut(n) {
+            for row in below.chunks_exact_mut(n) {
                 if row[k].is_zero() {
                     continue;
                 }
@@ -127,26 +104,16 @@ impl<S: Scalar> PartialPivLu<S> {
                 head[k] /= pivot;
                 let l = &head[k];
                 for (aij, akj) in tail.iter_mut().zip(&pivot_row[k + 1..]) {
-                    if !akj.is_zero() {
-                        let mut t = l.clone();
-                        t *= akj;
-                        *aij -= &t;
-                    }
+                    sub_mul(aij, l, akj);
                 }
             }
-            r += 1;
-        }
-        let rank = r;
-        let deficient = (rank + 1 == n).then(|| (perm[n - 1], skipped[0]));
+        };
+        let echelon = RowEchelon::eliminate(n, &mut lu, pivot, step);
         PartialPivLu {
             n,
             original,
             lu,
-            perm,
-            odd_permutation: swaps % 2 == 1,
-            rank,
-            zero_pivot,
-            deficient,
+            echelon,
         }
     }
 
@@ -156,12 +123,12 @@ impl<S: Scalar> PartialPivLu<S> {
     ///
     /// ```
     /// use spantree_core::Matrix;
-    /// use spantree_exact::PartialPivLu;
+    /// use spantree_core::linalg::PartialPivLu;
     /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 2.0, 4.0]);
     /// assert_eq!(PartialPivLu::new(a).rank(), 1);
     /// ```
     pub fn rank(&self) -> usize {
-        self.rank
+        self.echelon.rank()
     }
 
     /// The factorised matrix `A`.
@@ -172,24 +139,6 @@ impl<S: Scalar> PartialPivLu<S> {
     /// The pivots `U[k][k]` (meaningful when [`PartialPivLu::rank`] is `n`).
     pub fn pivots(&self) -> impl Iterator<Item = &S> + '_ {
         (0..self.n).map(move |k| &self.lu[k * self.n + k])
-    }
-
-    fn singular(&self) -> Numerical {
-        Numerical::Singular {
-            pivot: self.zero_pivot.unwrap_or(0),
-        }
-    }
-
-    fn check(&self, rhs: &Matrix<S>) -> Result<(), Numerical> {
-        if self.rank < self.n {
-            return Err(self.singular());
-        }
-        assert_eq!(
-            rhs.rows(),
-            self.n,
-            "solve: right-hand side has the wrong row count"
-        );
-        Ok(())
     }
 }
 
@@ -214,20 +163,20 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// A float matrix that is singular only to working precision has tiny
     /// non-zero pivots instead.
     fn zero_pivot(&self) -> Option<usize> {
-        self.zero_pivot
+        self.echelon.zero_pivot()
     }
 
     /// `det A = ± Π_k U[k][k]` (sign of `P`), `O(n)`; `0` when a pivot is
     /// missing.
     fn det(&self) -> S {
-        if self.rank < self.n {
+        if self.echelon.rank() < self.n {
             return S::zero();
         }
         let mut det = S::one();
         for p in self.pivots() {
             det *= p;
         }
-        if self.odd_permutation {
+        if self.echelon.odd_permutation() {
             -det
         } else {
             det
@@ -237,10 +186,10 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// `(sign, Σ_k ln |U[k][k]|)` in `f64` through [`Scalar::ln_abs`]: never
     /// overflows, `O(n)`; absolute error about `n` ulps of the largest term.
     fn ln_abs_det(&self) -> (Sign, f64) {
-        if self.rank < self.n {
+        if self.echelon.rank() < self.n {
             return (Sign::Zero, f64::NEG_INFINITY);
         }
-        let mut sign = if self.odd_permutation {
+        let mut sign = if self.echelon.odd_permutation() {
             Sign::Negative
         } else {
             Sign::Positive
@@ -261,10 +210,10 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// # Panics
     /// If `rhs` does not have `n` rows (a programming error).
     fn solve(&self, rhs: &mut Matrix<S>) -> Result<(), Numerical> {
-        self.check(rhs)?;
+        self.echelon.check_solve(rhs.rows())?;
         let (n, k) = (self.n, rhs.cols());
         let mut w: Vec<S> = Vec::with_capacity(n * k);
-        for &p in &self.perm {
+        for &p in self.echelon.perm() {
             w.extend_from_slice(rhs.row(p));
         }
         // L y = P b, row by row (L[i][i] = 1).
@@ -312,7 +261,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// # Panics
     /// If `rhs` does not have `n` rows (a programming error).
     fn solve_transpose(&self, rhs: &mut Matrix<S>) -> Result<(), Numerical> {
-        self.check(rhs)?;
+        self.echelon.check_solve(rhs.rows())?;
         let (n, k) = (self.n, rhs.cols());
         let mut w = std::mem::replace(rhs, Matrix::zeros(0, 0)).into_vec();
         // Uᵀ z = b: z_s is final once divided by U[s][s]; then it leaves the
@@ -351,7 +300,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
         }
         // y = P x: row i of y is row perm[i] of x.
         let mut x = vec![S::zero(); n * k];
-        for (yi, &p) in w.chunks_exact_mut(k).zip(&self.perm) {
+        for (yi, &p) in w.chunks_exact_mut(k).zip(self.echelon.perm()) {
             for (dst, src) in x[p * k..(p + 1) * k].iter_mut().zip(yi) {
                 std::mem::swap(dst, src);
             }
@@ -373,14 +322,13 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// The adjugate, `O(n³)`, by the rank the elimination found:
     ///
     /// * `n` pivots: `adj A = det A · A⁻¹`. For floats this loses relative
-    ///   accuracy as `A` approaches singularity ([§1.2](spantree_core::mathematics)).
-    /// * `n − 1` pivots (one column without a pivot): the bordered-matrix
-    ///   formula of [`ExactLu`](crate::ExactLu)'s adjugate. With `r` the
-    ///   unused row and `c` the skipped column, the `(r, c)` minor has `n − 1`
-    ///   non-zero pivots, so `B = [[A, e_r], [e_cᵀ, 0]]` has
-    ///   `det B = −adj(A)[c][r] ≠ 0` and `adj A = −det B · B⁻¹[0..n, n] ·
-    ///   B⁻¹[n, 0..n]` (one more factorisation, of `B`, and one solve with
-    ///   `B` and one with `Bᵀ`). No division by a vanishing pivot.
+    ///   accuracy as `A` approaches singularity: the smallest pivot divides
+    ///   and `det A` multiplies it back.
+    /// * `n − 1` pivots (one column without a pivot):
+    ///   [`bordered_adjugate`] with `r` the unused row and `c` the skipped
+    ///   column, whose deletion leaves `n − 1` non-zero pivots (one more
+    ///   factorisation, of the `(n+1)`-bordered matrix, and two solves). No
+    ///   division by a vanishing pivot.
     /// * fewer pivots: `0`. Certain for exact scalars (every `(n−1)`-minor
     ///   vanishes). For floats the computed factors have rank `≤ n − 2`, so
     ///   `P A + E` does for a backward error `E` of the size of the rounding
@@ -392,7 +340,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     ///
     /// ```
     /// use spantree_core::{Factorization, Matrix};
-    /// use spantree_exact::PartialPivLu;
+    /// use spantree_core::linalg::PartialPivLu;
     /// // Singular: [[1, 2], [2, 4]] has adjugate [[4, -2], [-2, 1]].
     /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 2.0, 4.0]);
     /// let adj = PartialPivLu::new(a).adjugate();
@@ -400,7 +348,7 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
     /// ```
     fn adjugate(&self) -> Matrix<S> {
         let n = self.n;
-        if self.rank == n {
+        if self.echelon.rank() == n {
             let det = self.det();
             let mut x = self.inverse().expect("n pivots: non-singular");
             for v in x.as_mut_slice() {
@@ -408,34 +356,10 @@ impl<S: Scalar> Factorization for PartialPivLu<S> {
             }
             return x;
         }
-        let Some((r, c)) = self.deficient else {
+        let Some((r, c)) = self.echelon.deficient() else {
             return Matrix::zeros(n, n);
         };
-        let bordered = Matrix::from_fn(n + 1, n + 1, |i, j| match (i < n, j < n) {
-            (true, true) => self.original[(i, j)].clone(),
-            (true, false) if i == r => S::one(),
-            (false, true) if j == c => S::one(),
-            _ => S::zero(),
-        });
-        let b = PartialPivLu::new(bordered);
-        let unit = Matrix::from_fn(n + 1, 1, |i, _| if i == n { S::one() } else { S::zero() });
-        let mut column = unit.clone();
-        let mut row = unit;
-        if b.solve(&mut column).is_err() || b.solve_transpose(&mut row).is_err() {
-            return Matrix::zeros(n, n);
-        }
-        let minus_det = -b.det();
-        let scaled: Vec<S> = (0..n)
-            .map(|i| {
-                let mut x = minus_det.clone();
-                x *= &column[(i, 0)];
-                x
-            })
-            .collect();
-        Matrix::from_fn(n, n, |i, j| {
-            let mut x = scaled[i].clone();
-            x *= &row[(j, 0)];
-            x
-        })
+        bordered_adjugate(&self.original, r, c, PartialPivLu::new)
+            .unwrap_or_else(|_| Matrix::zeros(n, n))
     }
 }

@@ -1,0 +1,25 @@
+//! Dense linear algebra written against [`Scalar`](crate::Scalar) alone, so
+//! that every number type (floats, MPFR floats, exact rationals, complex
+//! numbers) can use it without an engine crate.
+//!
+//! * [`PartialPivLu`]: `P A = L U` with partial pivoting, a
+//!   [`Factorization`](crate::Factorization) for any scalar; the
+//!   factorisation of the high-precision float backend.
+//! * [`bordered_adjugate`]: the adjugate of a matrix of rank exactly
+//!   `n − 1`, from one non-singular bordered matrix, without dividing by a
+//!   vanishing pivot; every factorisation that finds the rank (this LU, the
+//!   exact fraction-free LU of `spantree-exact`) calls it.
+//! * [`RowEchelon`]: the pivoting bookkeeping (permutation, rank, the
+//!   border for the adjugate) of a row-echelon elimination, shared by both
+//!   LUs, which supply only their pivot rule and row update.
+//!
+//! Engines with their own kernels (faer's blocked LU, exact Bareiss
+//! elimination over the integers) stay in their backend crates.
+
+mod adjugate;
+mod echelon;
+mod partial_piv_lu;
+
+pub use adjugate::bordered_adjugate;
+pub use echelon::RowEchelon;
+pub use partial_piv_lu::PartialPivLu;
