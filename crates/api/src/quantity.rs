@@ -199,7 +199,8 @@ pub static REGISTRY: &[QuantityInfo] = &[
         "Cov[f, g] = E[f g^T] - E[f] E[g]^T, an R x S matrix (rows of f, columns of g), with \
          f the line's \"features\" and g its \"features_s\" (same sparse format), or f \
          itself when the line has no \"features_s\"; R and S are the lengths of the \
-         entries' value arrays (all equal within one field; an empty list has dimension 0)"),
+         entries' value arrays (all equal within one field; an empty list has dimension 0); \
+         \"targets\" is not read"),
 ];
 
 impl Quantity {

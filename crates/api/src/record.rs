@@ -35,10 +35,10 @@ pub struct Request {
 impl Request {
     /// A checked request. `quantities` may come in any order and with
     /// repeats; `marginals` brings `label_marginals` along (for labeled
-    /// input). The checks run in this order, and the first failure is
-    /// returned:
+    /// input). `O(q²)` for `q` quantities.
     ///
     /// # Errors
+    /// The first failing check, in this order:
     /// * [`UsageError::ExactOutputNeedsExact`]: `exact_output` on a
     ///   floating-point backend;
     /// * [`UsageError::Unsupported`]: the first quantity the backend
