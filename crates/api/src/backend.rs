@@ -70,8 +70,10 @@ impl BackendKind {
     ];
 
     fn row(self) -> &'static (BackendKind, &'static str, &'static str, bool) {
-        // Every kind has its row: `BACKENDS` lists all four, in `ALL`'s order.
-        &BACKENDS[self as usize]
+        // `BACKENDS` lists every kind in declaration order.
+        let row = &BACKENDS[self as usize];
+        debug_assert_eq!(row.0, self, "BACKENDS is in declaration order");
+        row
     }
 
     /// The name: `"accurate"`, `"f64"`, `"log"`, `"exact"`.

@@ -99,7 +99,11 @@ fn malformed_quantities_are_typed_errors() {
 fn backend_and_rooting_names_round_trip() {
     for kind in BackendKind::ALL {
         assert_eq!(kind.to_string().parse::<BackendKind>(), Ok(kind));
+        assert!(!kind.help().is_empty());
+        // Only exact numbers lack logarithms.
+        assert_eq!(kind.has_logarithms(), !kind.is_exact(), "{kind}");
     }
+    assert_eq!(BackendKind::known(), "accurate, f64, log, exact");
     assert_eq!(
         "f32".parse::<BackendKind>(),
         Err(UsageError::UnknownBackend { name: "f32".into() })
