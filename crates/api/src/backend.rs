@@ -7,9 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use spantree_core::{
-    Error, Graph, MatrixBackend, Model, Numerical, Rooting, Scalar, Transcendental,
-};
+use spantree_core::{Engine, Error, Graph, Model, Numerical, Rooting, Scalar, Transcendental};
 
 use crate::error::UsageError;
 use crate::record::{eval_logarithmic, LogEval};
@@ -23,7 +21,7 @@ pub enum BackendKind {
     Accurate,
     /// `f64`: [`spantree_faer::F64`].
     F64,
-    /// `log`: [`spantree_faer::LogF64`].
+    /// `log`: [`spantree_faer::ShiftedF64`].
     Log,
     /// `exact`: [`spantree_exact::Exact`].
     Exact,
@@ -49,7 +47,7 @@ const BACKENDS: [(BackendKind, &str, &str, bool); 4] = [
     (
         BackendKind::Log,
         "log",
-        "f64 LU on column-shifted weights: ln Z never overflows (spantree_faer::LogF64)",
+        "f64 LU on column-shifted weights: ln Z never overflows (spantree_faer::ShiftedF64)",
         true,
     ),
     (
@@ -109,7 +107,7 @@ impl BackendKind {
         match self {
             BackendKind::Accurate => task.run(&spantree_faer::Accurate),
             BackendKind::F64 => task.run(&spantree_faer::F64),
-            BackendKind::Log => task.run(&spantree_faer::LogF64),
+            BackendKind::Log => task.run(&spantree_faer::ShiftedF64),
             BackendKind::Exact => task.run(&spantree_exact::Exact),
         }
     }
@@ -157,7 +155,7 @@ pub trait WithBackend {
 ///
 /// Generic code in this crate is written against `B: Backend` only, so that
 /// a change of the library's backend trait is a change of this one bound.
-pub trait Backend: MatrixBackend {
+pub trait Backend: Engine {
     /// Whether the scalar is exact: then the output carries `z` as a rational
     /// string and exact output is meaningful.
     const EXACT: bool;
@@ -267,7 +265,7 @@ macro_rules! float_backend {
 
 float_backend!(
     spantree_faer::F64,
-    spantree_faer::LogF64,
+    spantree_faer::ShiftedF64,
     spantree_faer::Accurate
 );
 

@@ -3,8 +3,7 @@
 
 use serde_json::Value;
 use spantree_core::{
-    baseline, ArcRef, Divergence, Error, GradientPair, Matrix, Model, Numerical, Rooting, Scalar,
-    Sign, Transcendental,
+    baseline, ArcRef, Divergence, Error, GradientPair, Matrix, Model, Rooting, Transcendental,
 };
 
 use crate::algorithm::{AlgorithmChoice, Algorithms, EntropyBy, GradGeBy, LogZBy, MarginalsBy};
@@ -264,18 +263,10 @@ fn eval<B: Backend>(
         Quantity::LogZ => {
             let (log_z, z) = match algorithms.log_z {
                 LogZBy::Lu => (model.log_partition()?, B::EXACT.then(|| model.partition())),
-                LogZBy::Minors => {
-                    let z = partition_by_minors(model)?;
-                    let shift: f64 = model.column_shift().iter().sum();
-                    let log_z = z.ln_abs() + shift;
-                    // As Model::partition: the scaled Z times e^shift.
-                    let z = if shift == 0.0 {
-                        z
-                    } else {
-                        z * B::Scalar::from_f64(shift.exp())
-                    };
-                    (log_z, B::EXACT.then_some(Ok(z)))
-                }
+                LogZBy::Minors => (
+                    baseline::log_partition_by_minors(model)?,
+                    B::EXACT.then(|| baseline::partition_by_minors(model)),
+                ),
             };
             field(name, out);
             write_f64(log_z, out)?;
@@ -439,20 +430,6 @@ fn not_here(q: Quantity) -> LineError {
             q.name()
         ),
     }
-}
-
-/// Single-root `Z` by minors of the column-scaled weights times the shifts,
-/// as [`Model::partition`] does for the factorisation's determinant.
-///
-/// # Errors
-/// As [`baseline::partition_by_minors`]; [`Numerical::NotFinite`] when the
-/// sum of minors is not positive (rounding on a float backend).
-fn partition_by_minors<B: Backend>(model: &Model<B>) -> Result<B::Scalar, LineError> {
-    let z = baseline::partition_by_minors(model)?;
-    if z.sign() != Sign::Positive || !z.is_finite() {
-        return Err(Numerical::NotFinite.into());
-    }
-    Ok(z)
 }
 
 /// The model of a validated graph: scores through [`Model::new`], weights

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use spantree_core::laplacian::laplacian;
-use spantree_core::{Factorization, Matrix, MatrixBackend, Rooting, Scalar};
+use spantree_core::{Engine, Factorization, Matrix, Rooting, Scalar};
 use spantree_exact::{Exact, Rational};
 
 /// SplitMix64: seeded, reproducible weights.
@@ -105,11 +105,11 @@ fn main() {
         let l = laplacian(&weights(n, 0x1a9 + n as u64), Rooting::Multi);
         let reps = if n <= 20 { 5 } else { 2 };
         let t_det = best_of(reps, || {
-            Exact.factorize(l.clone()).det();
+            Exact.lu(l.clone()).det();
         });
         let mut ours = None;
         let t_bareiss = best_of(reps, || {
-            let lu = Exact.factorize(l.clone());
+            let lu = Exact.lu(l.clone());
             ours = Some((lu.det(), lu.inverse().expect("non-singular")));
         });
         let mut theirs = None;

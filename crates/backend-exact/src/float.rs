@@ -7,7 +7,10 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use rug::{Assign, Float};
-use spantree_core::{Matrix, MatrixBackend, Scalar, Sign, Transcendental};
+use spantree_core::{
+    Dense, Engine, FromScore, Graph, Matrix, Prepared, Result, Rooting, Scalar, Sign,
+    Transcendental,
+};
 
 use crate::plu::PartialPivLu;
 use crate::Rational;
@@ -276,10 +279,9 @@ impl<const BITS: u32> Transcendental for BigFloat<BITS> {
 /// `spantree_core`'s `Model::log_partition_scalar`, `Model::entropy`, … With
 /// `BITS = 256` a well-conditioned Laplacian gives ~70 correct digits.
 ///
-/// * Weights are not shifted ([`MatrixBackend::SHIFTS_COLUMNS`] is
-///   `false`): MPFR's exponent range cannot overflow for any score an `f64`
+/// * Weights are taken as given ([`Prepared::as_given`]): MPFR's exponent range cannot overflow for any score an `f64`
 ///   graph holds up to `|θ| ≈ 7·10⁸`, and the `f64` inputs stay exact.
-/// * Scores become weights through [`MatrixBackend::weight_from_score`],
+/// * Scores become weights through [`FromScore::from_score`],
 ///   `e^θ` rounded once to `BITS` bits, not through `f64`'s `exp`.
 /// * Errors: those of `BITS`-bit partial-pivoting LU (see
 ///   [`PartialPivLu`]), relative `≈ n κ(L) 2^−BITS`; `Z = 0` is still
@@ -316,11 +318,10 @@ impl<const BITS: u32> Transcendental for BigFloat<BITS> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct HighPrecision<const BITS: u32>;
 
-impl<const BITS: u32> MatrixBackend for HighPrecision<BITS> {
+impl<const BITS: u32> Engine for HighPrecision<BITS> {
     type Scalar = BigFloat<BITS>;
-    type Factorization = PartialPivLu<BigFloat<BITS>>;
-
-    const SHIFTS_COLUMNS: bool = false;
+    type Lu = PartialPivLu<BigFloat<BITS>>;
+    type Factors = Dense<PartialPivLu<BigFloat<BITS>>>;
 
     fn name(&self) -> &'static str {
         match BITS {
@@ -333,19 +334,39 @@ impl<const BITS: u32> MatrixBackend for HighPrecision<BITS> {
         }
     }
 
-    /// `e^θ` correctly rounded to `BITS` bits; `None` only when it
-    /// overflows MPFR's exponent range (`θ > 7·10⁸`), so that the core
-    /// reports [`spantree_core::Error::Overflow`].
-    fn weight_from_score(&self, score: f64) -> Option<BigFloat<BITS>> {
-        let w = BigFloat::<BITS>::from_f64(score).exp();
-        w.is_finite().then_some(w)
+    /// The weights as given ([`Prepared::as_given`]), scores through
+    /// [`FromScore::from_score`] at `BITS` bits.
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> BigFloat<BITS>,
+    ) -> Result<Prepared<BigFloat<BITS>>> {
+        Prepared::as_given(graph, convert)
+    }
+
+    fn factorize(
+        &self,
+        weights: Matrix<BigFloat<BITS>>,
+        rooting: Rooting,
+    ) -> Dense<PartialPivLu<BigFloat<BITS>>> {
+        Dense::new(weights, rooting, PartialPivLu::new)
     }
 
     /// Factorises `matrix` by [`PartialPivLu`] at `BITS` bits, `O(n³)`.
     ///
     /// # Panics
     /// If `matrix` is not square (a programming error).
-    fn factorize(&self, matrix: Matrix<BigFloat<BITS>>) -> PartialPivLu<BigFloat<BITS>> {
+    fn lu(&self, matrix: Matrix<BigFloat<BITS>>) -> PartialPivLu<BigFloat<BITS>> {
         PartialPivLu::new(matrix)
+    }
+}
+
+impl<const BITS: u32> FromScore for BigFloat<BITS> {
+    /// `e^θ` correctly rounded to `BITS` bits; `None` only when it
+    /// overflows MPFR's exponent range (`θ > 7·10⁸`), so that the core
+    /// reports [`spantree_core::Error::Overflow`].
+    fn from_score(score: f64) -> Option<Self> {
+        let w = BigFloat::<BITS>::from_f64(score).exp();
+        w.is_finite().then_some(w)
     }
 }

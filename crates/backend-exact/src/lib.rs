@@ -12,7 +12,7 @@
 //! * [`Rational`]: the scalar, a newtype over [`rug::Rational`] implementing
 //!   [`spantree_core::Scalar`] (exact `from_f64`, correctly rounded `to_f64`,
 //!   `ln_abs` that never overflows, `FromStr` for `3/7`, `-2`, `0.25`, `1e-300`).
-//! * [`Exact`]: the [`MatrixBackend`]; it does not shift columns, so the
+//! * [`Exact`]: the [`Engine`]; it does not shift columns, so the
 //!   weights enter exactly as given and `Z` is exact.
 //! * [`ExactLu`]: its factorisation, a fraction-free (Bareiss) LU over the
 //!   integers after scaling each column to integers; exact `det`, solves,
@@ -24,7 +24,7 @@
 //! * [`BigFloat<BITS>`]: a newtype over [`rug::Float`] with `BITS` bits of
 //!   significand, implementing [`spantree_core::Scalar`] and
 //!   [`spantree_core::Transcendental`] (`ln`, `exp` correctly rounded).
-//! * [`HighPrecision<BITS>`]: its [`MatrixBackend`]; scores become weights
+//! * [`HighPrecision<BITS>`]: its [`Engine`]; scores become weights
 //!   through `e^θ` at `BITS` bits, and nothing is shifted.
 //! * [`PartialPivLu`]: LU with partial pivoting, generic over any
 //!   [`spantree_core::Scalar`], its factorisation.
@@ -61,21 +61,20 @@ pub use rational::{NotFiniteError, ParseRationalError, Rational, MAX_DECIMAL_EXP
 /// The `rug` version this crate is built against, for matching types.
 pub use rug;
 
-use spantree_core::{Matrix, MatrixBackend};
+use spantree_core::{Dense, Engine, FromScore, Graph, Matrix, Prepared, Result, Rooting, Scalar};
 
 /// The exact rational backend: [`Rational`] scalars, [`ExactLu`]
 /// factorisations, name `"exact"`.
 ///
-/// Weights are not shifted ([`MatrixBackend::SHIFTS_COLUMNS`] is `false`):
-/// an exact backend cannot overflow, and shifting by `e^{c}` would make the
-/// inputs inexact.
+/// Weights are taken as given ([`Prepared::as_given`]): an exact backend
+/// cannot overflow, and shifting by `e^{c}` would make the inputs inexact.
 ///
 /// ```
-/// use spantree_core::{Factorization, Matrix, MatrixBackend, Scalar};
+/// use spantree_core::{Engine, Factorization, Matrix, Scalar};
 /// use spantree_exact::{Exact, Rational};
 ///
 /// let a = Matrix::from_fn(3, 3, |i, j| Rational::from_f64(if i == j { 0.5 } else { 0.25 }));
-/// let lu = Exact.factorize(a);
+/// let lu = Exact.lu(a);
 /// // det = (1/2 − 1/4)² (1/2 + 2/4) = 1/16.
 /// assert_eq!(lu.det(), Rational::new(1, 16));
 /// assert_eq!(Exact.name(), "exact");
@@ -83,21 +82,38 @@ use spantree_core::{Matrix, MatrixBackend};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Exact;
 
-impl MatrixBackend for Exact {
+impl Engine for Exact {
     type Scalar = Rational;
-    type Factorization = ExactLu;
-
-    const SHIFTS_COLUMNS: bool = false;
+    type Lu = ExactLu;
+    type Factors = Dense<ExactLu>;
 
     fn name(&self) -> &'static str {
         "exact"
+    }
+
+    /// The weights as given ([`Prepared::as_given`]): every `f64` converts
+    /// exactly, so `Z` is the exact value for the graph's weights.
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> Rational,
+    ) -> Result<Prepared<Rational>> {
+        Prepared::as_given(graph, convert)
     }
 
     /// Factorises `matrix` exactly; see [`ExactLu`] for the method and cost.
     ///
     /// # Panics
     /// If `matrix` is not square (a programming error).
-    fn factorize(&self, matrix: Matrix<Rational>) -> ExactLu {
+    fn lu(&self, matrix: Matrix<Rational>) -> ExactLu {
         ExactLu::new(matrix)
     }
+
+    fn factorize(&self, weights: Matrix<Rational>, rooting: Rooting) -> Dense<ExactLu> {
+        Dense::new(weights, rooting, ExactLu::new)
+    }
 }
+
+/// Rationals have no exponential: a score's weight is `e^θ` rounded to
+/// `f64`, converted exactly.
+impl FromScore for Rational {}

@@ -46,11 +46,11 @@ use crate::Rational;
 /// on this type).
 ///
 /// ```
-/// use spantree_core::{Factorization, Matrix, MatrixBackend, Scalar};
+/// use spantree_core::{Factorization, Matrix, Engine, Scalar};
 /// use spantree_exact::{Exact, Rational};
 ///
 /// let a = Matrix::from_fn(2, 2, |i, j| Rational::from([[2, 1], [1, 3]][i][j] as i64));
-/// let lu = Exact.factorize(a);
+/// let lu = Exact.lu(a);
 /// assert_eq!(lu.det(), Rational::from(5));
 /// assert_eq!(lu.inverse()?[(0, 0)], Rational::new(3, 5));
 /// # Ok::<(), spantree_core::Numerical>(())
@@ -205,10 +205,10 @@ impl ExactLu {
     /// The rank of `A`, exactly.
     ///
     /// ```
-    /// use spantree_core::{Matrix, MatrixBackend};
+    /// use spantree_core::{Matrix, Engine};
     /// use spantree_exact::{Exact, Rational};
     /// let a = Matrix::from_fn(3, 3, |i, j| Rational::from((i * j) as i64));
-    /// assert_eq!(Exact.factorize(a).rank(), 1);
+    /// assert_eq!(Exact.lu(a).rank(), 1);
     /// ```
     pub fn rank(&self) -> usize {
         self.rank
@@ -466,11 +466,11 @@ impl Factorization for ExactLu {
     /// * rank `≤ n − 2`: every `(n−1)`-minor vanishes, `adj A = 0`.
     ///
     /// ```
-    /// use spantree_core::{Factorization, Matrix, MatrixBackend};
+    /// use spantree_core::{Factorization, Matrix, Engine};
     /// use spantree_exact::{Exact, Rational};
     /// // Singular: [[1, 2], [2, 4]] has adjugate [[4, -2], [-2, 1]].
     /// let a = Matrix::from_fn(2, 2, |i, j| Rational::from([[1, 2], [2, 4]][i][j] as i64));
-    /// let adj = Exact.factorize(a).adjugate();
+    /// let adj = Exact.lu(a).adjugate();
     /// assert_eq!(adj, Matrix::from_fn(2, 2, |i, j| Rational::from([[4, -2], [-2, 1]][i][j] as i64)));
     /// ```
     fn adjugate(&self) -> Matrix<Rational> {

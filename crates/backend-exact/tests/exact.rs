@@ -5,7 +5,7 @@
 
 use rug::ops::Pow;
 use rug::Integer;
-use spantree_core::{Factorization, Graph, Matrix, MatrixBackend, Model, Rooting, Scalar, Sign};
+use spantree_core::{Engine, Factorization, Graph, Matrix, Model, Rooting, Scalar, Sign};
 use spantree_exact::{Exact, ParseRationalError, Rational, MAX_DECIMAL_EXPONENT};
 
 /// SplitMix64 (Steele, Lea & Flood 2014): tiny, seeded, reproducible.
@@ -241,7 +241,7 @@ fn det_and_adjugate_match_the_definitions_for_n_up_to_5() {
         } else {
             random_matrix(&mut rng, n, rank, 3)
         };
-        let lu = Exact.factorize(a.clone());
+        let lu = Exact.lu(a.clone());
         ranks_seen[n - lu.rank()] += 1;
         let det = det_by_expansion(&a);
         assert_eq!(lu.det(), det, "det, trial {trial}");
@@ -274,7 +274,7 @@ fn a_times_adjugate_is_det_times_identity() {
         } else {
             random_matrix(&mut rng, n, rank, 1000)
         };
-        let lu = Exact.factorize(a.clone());
+        let lu = Exact.lu(a.clone());
         let adj = lu.adjugate();
         let d = scaled_identity(n, &lu.det());
         assert_eq!(matmul(&a, &adj), d, "A adj A, trial {trial}");
@@ -301,7 +301,7 @@ fn solves_and_inverse_are_exact() {
         } else {
             random_matrix(&mut rng, n, n, 50)
         };
-        let lu = Exact.factorize(a.clone());
+        let lu = Exact.lu(a.clone());
         if lu.zero_pivot().is_some() {
             continue;
         }
@@ -325,7 +325,7 @@ fn solves_and_inverse_are_exact() {
 #[test]
 fn singular_matrices_report_singular() {
     let a = Matrix::from_fn(3, 3, |i, j| q(((i + 1) * (j + 1)) as i64));
-    let lu = Exact.factorize(a);
+    let lu = Exact.lu(a);
     assert_eq!(lu.det(), q(0));
     assert_eq!(lu.ln_abs_det(), (Sign::Zero, f64::NEG_INFINITY));
     assert_eq!(lu.zero_pivot(), Some(1));
@@ -620,14 +620,14 @@ fn parse_errors_are_typed() {
 
 #[test]
 fn n_zero_and_n_one_matrices() {
-    let empty = Exact.factorize(Matrix::<Rational>::zeros(0, 0));
+    let empty = Exact.lu(Matrix::<Rational>::zeros(0, 0));
     assert_eq!(empty.det(), q(1));
     assert_eq!(empty.inverse().unwrap(), Matrix::zeros(0, 0));
-    let one = Exact.factorize(Matrix::from_row_major(1, 1, vec![Rational::new(-2, 3)]));
+    let one = Exact.lu(Matrix::from_row_major(1, 1, vec![Rational::new(-2, 3)]));
     assert_eq!(one.det(), Rational::new(-2, 3));
     assert_eq!(one.inverse().unwrap()[(0, 0)], Rational::new(-3, 2));
     assert_eq!(one.adjugate()[(0, 0)], q(1));
-    let zero = Exact.factorize(Matrix::from_row_major(1, 1, vec![q(0)]));
+    let zero = Exact.lu(Matrix::from_row_major(1, 1, vec![q(0)]));
     assert_eq!(zero.adjugate()[(0, 0)], q(1)); // adj of any 1×1 matrix is [1]
     assert_eq!(zero.zero_pivot(), Some(0));
 }

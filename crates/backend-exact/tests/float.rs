@@ -8,10 +8,10 @@
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_bruteforce::{marginals, partition, trees};
 use spantree_core::{
-    Factorization, Graph, Matrix, MatrixBackend, Model, Rooting, Scalar, Sign, Transcendental,
+    Engine, Factorization, FromScore, Graph, Matrix, Model, Rooting, Scalar, Sign, Transcendental,
 };
 use spantree_exact::{BigFloat, Exact, HighPrecision, PartialPivLu, Rational};
-use spantree_faer::LogF64;
+use spantree_faer::ShiftedF64;
 
 type F = BigFloat<256>;
 const HP: HighPrecision<256> = HighPrecision;
@@ -143,9 +143,9 @@ fn ln_abs_never_overflows_and_transcendentals_are_precise() {
 }
 
 #[test]
-fn weight_from_score_is_exp_at_full_precision() {
+fn from_score_is_exp_at_full_precision() {
     for theta in [-700.5, -1.0, 0.1, 3.0, 800.0, 1e4] {
-        let w = HP.weight_from_score(theta).expect("finite");
+        let w = BigFloat::<256>::from_score(theta).expect("finite");
         // 1e-75: e^θ correctly rounded (rel 2^−256), against exp(θ) recomputed
         // at 512 bits.
         let wide = BigFloat::<512>::from_f64(theta).exp();
@@ -156,10 +156,19 @@ fn weight_from_score_is_exp_at_full_precision() {
         );
     }
     // Only a score past MPFR's range (≈ 7.4e8) is refused.
-    assert!(HP.weight_from_score(1e10).is_none());
+    assert!(BigFloat::<256>::from_score(1e10).is_none());
     assert_eq!(HP.name(), "float<256>");
     assert_eq!(HighPrecision::<100>.name(), "float");
-    const { assert!(!HighPrecision::<256>::SHIFTS_COLUMNS) };
+    // Scores of 800 are no overflow at 256 bits: ln Z is the exact sum.
+    let s = 800.0;
+    let ninf = f64::NEG_INFINITY;
+    let g = Graph::from_scores(&[[ninf, s, s], [ninf, ninf, s], [ninf, s, ninf]]).unwrap();
+    let log_z = Model::new(HP, &g, Rooting::Multi)
+        .unwrap()
+        .log_partition()
+        .unwrap();
+    // 3 multi-root trees of score 1600 each; 1e-12: ln Z rounded to f64.
+    assert!((log_z - (1600.0 + 3f64.ln())).abs() < 1e-12);
 }
 
 // ------------------------------------------------------------- LU
@@ -196,7 +205,7 @@ fn generic_lu_on_rationals_matches_the_exact_backend() {
         let rank = n - (trial % 3).min(n);
         let a = rank_deficient(&mut rng, n, rank);
         let lu = PartialPivLu::new(a.clone());
-        let exact = Exact.factorize(a.clone());
+        let exact = Exact.lu(a.clone());
         assert_eq!(lu.rank(), exact.rank(), "trial {trial}");
         ranks[(n - lu.rank()).min(2)] += 1;
         assert_eq!(lu.det(), exact.det(), "trial {trial}");
@@ -231,8 +240,8 @@ fn big_float_lu_solves_against_exact_rationals() {
     let mut rng = SplitMix64::new(0xf2);
     for n in [1, 2, 5, 12, 25] {
         let a = Matrix::from_fn(n, n, |_, _| Rational::from_f64(rng.normal()));
-        let exact = Exact.factorize(a.clone());
-        let lu = HP.factorize(to_big(&a));
+        let exact = Exact.lu(a.clone());
+        let lu = HP.lu(to_big(&a));
         let b = Matrix::from_fn(n, 3, |_, _| Rational::from_f64(rng.normal()));
         let (mut x, mut y, mut xe, mut ye) = (to_big(&b), to_big(&b), b.clone(), b);
         lu.solve(&mut x).unwrap();
@@ -417,7 +426,7 @@ fn f64_results_against_the_256_bit_reference() {
             for rooting in Rooting::ALL {
                 let ctx = format!("{} n={n} σ={sigma}", rooting.name());
                 let reference = Model::new(HP, &g, rooting).unwrap();
-                let fast = Model::new(LogF64, &g, rooting).unwrap();
+                let fast = Model::new(ShiftedF64, &g, rooting).unwrap();
                 let ln_z = reference.log_partition_scalar().unwrap();
                 // rel 1e-14 of max(1, |ln Z|): a sum of n ≤ 30 logarithms of
                 // f64 pivots (one LU on shifted columns, condition < 1e3) and

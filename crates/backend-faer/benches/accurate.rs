@@ -4,15 +4,15 @@
 //! `n ∈ {10, 36, 100, 300}` and N(0, 1) scores with root scores 20 lower,
 //! the median time of `Model::new` + `log_partition` and of `Model::new` +
 //! `marginals` (both rootings alike; single-root shown), for `F64` and
-//! `LogF64` (dense LU; marginals through the inverse), [`Accurate`] and
+//! `ShiftedF64` (dense LU; marginals through the inverse), [`Accurate`] and
 //! [`LogAccurate`] (the elimination; marginals by its divide and conquer).
 //! A plain timing loop: one table, no criterion build.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use spantree_core::{Graph, MatrixBackend, Model, Rooting};
-use spantree_faer::{Accurate, LogAccurate, LogF64, F64};
+use spantree_core::{Engine, Graph, Model, Rooting};
+use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
 
 /// xorshift64* and Box–Muller: reproducible scores without a `rand` build.
 struct Rng(u64);
@@ -71,7 +71,7 @@ fn median_time(mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-fn times<B: MatrixBackend>(backend: B, g: &Graph) -> (Duration, Duration) {
+fn times<B: Engine>(backend: B, g: &Graph) -> (Duration, Duration) {
     let rooting = Rooting::Single;
     let log_z = median_time(|| {
         let m = Model::new(backend.clone(), g, rooting).expect("model");
@@ -92,7 +92,7 @@ fn main() {
         let g = graph(n, &mut Rng(0x9e37_79b9_7f4a_7c15 ^ n as u64));
         let mut rows: Vec<(&str, (Duration, Duration))> = vec![
             ("f64", times(F64, &g)),
-            ("log", times(LogF64, &g)),
+            ("log", times(ShiftedF64, &g)),
             ("accurate", times(Accurate, &g)),
         ];
         if n <= 100 {

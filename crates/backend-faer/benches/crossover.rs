@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use spantree_core::{laplacian::laplacian, Factorization, Matrix, Rooting};
-use spantree_faer::{Engine, Lu};
+use spantree_faer::{Lu, LuKernel};
 
 /// xorshift64*: reproducible weights without a `rand` build.
 struct Rng(u64);
@@ -64,18 +64,18 @@ fn main() {
     );
     for n in [4, 8, 16, 24, 32, 48, 64, 96, 128] {
         let l = random_laplacian(n, &mut rng);
-        let lu = |e: Engine| {
+        let lu = |e: LuKernel| {
             median_time(|| {
-                black_box(Lu::with_engine(black_box(l.clone()), e).det());
+                black_box(Lu::with_kernel(black_box(l.clone()), e).det());
             })
         };
-        let lu_inv = |e: Engine| {
+        let lu_inv = |e: LuKernel| {
             median_time(|| {
-                black_box(Lu::with_engine(black_box(l.clone()), e).inverse().unwrap());
+                black_box(Lu::with_kernel(black_box(l.clone()), e).inverse().unwrap());
             })
         };
-        let (p, f) = (lu(Engine::Plain), lu(Engine::Faer));
-        let (pi, fi) = (lu_inv(Engine::Plain), lu_inv(Engine::Faer));
+        let (p, f) = (lu(LuKernel::Plain), lu(LuKernel::Faer));
+        let (pi, fi) = (lu_inv(LuKernel::Plain), lu_inv(LuKernel::Faer));
         println!(
             "{n:>5} {:>12.2?} {:>12.2?} {:>6.2} {:>14.2?} {:>14.2?} {:>6.2}",
             p,

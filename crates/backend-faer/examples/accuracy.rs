@@ -8,9 +8,9 @@
 //! error of each). `err` marks a typed numerical error.
 
 use spantree_bruteforce::random::{self, SplitMix64};
-use spantree_core::{Graph, MatrixBackend, Model, Rooting, Scalar};
+use spantree_core::{Engine, Graph, Model, Rooting, Scalar};
 use spantree_exact::Exact;
-use spantree_faer::{Accurate, LogAccurate, LogF64};
+use spantree_faer::{Accurate, LogAccurate, ShiftedF64};
 
 fn bits(a: f64, e: f64) -> f64 {
     if a == e {
@@ -19,7 +19,7 @@ fn bits(a: f64, e: f64) -> f64 {
     (-((a - e).abs() / e.abs()).log2()).clamp(0.0, 53.0)
 }
 
-fn row<B: MatrixBackend<Scalar = f64>>(
+fn row<B: Engine<Scalar = f64>>(
     backend: B,
     graph: &Graph,
     rooting: Rooting,
@@ -80,7 +80,7 @@ fn main() {
                 println!(
                     "| {n} | {} | {shift} | {} | {} | {} |",
                     rooting.name(),
-                    row(LogF64, &graph, rooting, log_z, &mu),
+                    row(ShiftedF64, &graph, rooting, log_z, &mu),
                     row(Accurate, &graph, rooting, log_z, &mu),
                     row(LogAccurate, &graph, rooting, log_z, &mu),
                 );

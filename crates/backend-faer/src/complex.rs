@@ -5,7 +5,9 @@ use std::fmt;
 use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, Solve, Svd};
 use faer::{Mat, MatRef};
 use num_complex::Complex64;
-use spantree_core::{Factorization, Matrix, MatrixBackend, Numerical, Sign};
+use spantree_core::{
+    Dense, Engine, Factorization, Graph, Matrix, Numerical, Prepared, Result, Rooting, Scalar, Sign,
+};
 
 use crate::dense::permutation_is_odd;
 
@@ -42,18 +44,39 @@ use crate::dense::permutation_is_odd;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Complex;
 
-impl MatrixBackend for Complex {
+impl Engine for Complex {
     type Scalar = Complex64;
-    type Factorization = ComplexLu;
-
-    const SHIFTS_COLUMNS: bool = false;
+    type Lu = ComplexLu;
+    type Factors = Dense<ComplexLu>;
 
     fn name(&self) -> &'static str {
         "complex"
     }
 
+    /// The weights as given ([`Prepared::as_given`]): a complex perturbation
+    /// of a weight must reach the Laplacian untouched.
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> Complex64,
+    ) -> Result<Prepared<Complex64>> {
+        Prepared::as_given(graph, convert)
+    }
+
+    fn factorize(&self, weights: Matrix<Complex64>, rooting: Rooting) -> Dense<ComplexLu> {
+        Dense::new(weights, rooting, ComplexLu::new)
+    }
+
     /// faer's partial-pivoting LU, `≈ 8n³/3` real flops.
-    fn factorize(&self, matrix: Matrix<Complex64>) -> ComplexLu {
+    fn lu(&self, matrix: Matrix<Complex64>) -> ComplexLu {
+        ComplexLu::new(matrix)
+    }
+}
+
+impl ComplexLu {
+    /// Factorises a square complex matrix by faer's partial-pivoting LU,
+    /// `≈ 8n³/3` real flops.
+    pub fn new(matrix: Matrix<Complex64>) -> ComplexLu {
         let a = to_mat(&matrix);
         let lu = PartialPivLu::new(a.as_ref());
         let u = lu.U();
@@ -188,8 +211,8 @@ impl Factorization for ComplexLu {
             .map(|l| (0..n).filter(|&k| k != l).map(|k| sigma[k]).product())
             .collect();
         let (u, v) = (from_mat(svd.U()), from_mat(svd.V()));
-        let det_u = Complex.factorize(u.clone()).det();
-        let det_vh = Complex.factorize(v.clone()).det().conj();
+        let det_u = Complex.lu(u.clone()).det();
+        let det_vh = Complex.lu(v.clone()).det().conj();
         let phase = det_u * det_vh;
         Matrix::from_fn(n, n, |i, j| {
             let s: Complex64 = (0..n).map(|l| v[(i, l)] * pi[l] * u[(j, l)].conj()).sum();

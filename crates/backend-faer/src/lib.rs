@@ -5,9 +5,9 @@
 //!
 //! * [`F64`]: the Laplacian built from the weights as given. Fastest; `Z`
 //!   and `exp` of scores above ~709 overflow.
-//! * [`LogF64`]: the same LU, but the core first divides every Laplacian
+//! * [`ShiftedF64`]: the same LU, but the core first divides every Laplacian
 //!   column `m` by its largest weight `e^{c_m}`
-//!   ([`MatrixBackend::SHIFTS_COLUMNS`]), so weights lie in `[0, 1]` and
+//!   ([`Engine::SHIFTS_COLUMNS`]), so weights lie in `[0, 1]` and
 //!   `ln Z = Σ ln |u_ii| + Σ_m c_m` never overflows, whatever the scores.
 //!   Marginals are unchanged by the shift. The default for long sentences
 //!   and extreme scores.
@@ -61,7 +61,7 @@
 //! `≥ 1e-300` (`cargo run --profile test -p spantree-faer --example accuracy`;
 //! the median marginal keeps 50–52 bits with both methods wherever LU works):
 //!
-//! | n   | rooting | shift | dense LU ([`LogF64`]) | [`Accurate`] | [`LogAccurate`] |
+//! | n   | rooting | shift | dense LU ([`ShiftedF64`]) | [`Accurate`] | [`LogAccurate`] |
 //! |-----|---------|-------|-----------------------|--------------|-----------------|
 //! | 20  | multi   | 0     | 53 / 49               | 53 / 50      | 53 / 50         |
 //! | 20  | multi   | −20   | 26 / 20               | 52 / 49      | 52 / 48         |
@@ -109,13 +109,13 @@
 //!
 //! ```
 //! use spantree_core::{Graph, Model, Rooting};
-//! use spantree_faer::{LogF64, F64};
+//! use spantree_faer::{ShiftedF64, F64};
 //!
 //! // Two words: trees {0→1, 0→2}, {0→1, 1→2}, {0→2, 2→1}, of weight 1·2 + 1·3 + 2·4.
 //! let g = Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]])?;
 //! let z = Model::new(F64, &g, Rooting::Multi)?.partition()?;
 //! assert!((z - 13.0).abs() < 1e-12);
-//! let log_z = Model::new(LogF64, &g, Rooting::Multi)?.log_partition()?;
+//! let log_z = Model::new(ShiftedF64, &g, Rooting::Multi)?.log_partition()?;
 //! assert!((log_z - 13f64.ln()).abs() < 1e-12);
 //! # Ok::<(), spantree_core::Error>(())
 //! ```
@@ -128,25 +128,25 @@ mod lu;
 mod plain;
 mod scaled;
 
-pub use accurate::{Accurate, Eliminated, LogAccurate};
+pub use accurate::{Accurate, LogAccurate};
 pub use complex::{Complex, ComplexLu};
-pub use lu::{Engine, Lu, CROSSOVER};
+pub use lu::{Lu, LuKernel, CROSSOVER};
 
-use spantree_core::{Matrix, MatrixBackend};
+use spantree_core::{Dense, Engine, Graph, Matrix, Prepared, Result, Rooting, Scalar};
 
 /// `f64` LU on the weights as given: `Z = det L`, `O(n³)`.
 ///
 /// Use it when scores are moderate (every weight a finite `f64` and `Z` within
-/// range); [`LogF64`] otherwise. `ln Z` still comes from the pivots
+/// range); [`ShiftedF64`] otherwise. `ln Z` still comes from the pivots
 /// (`Σ ln |u_ii|`), so only `Z` itself, not `ln Z`, can overflow through the
 /// determinant.
 ///
 /// ```
-/// use spantree_core::{Factorization, Graph, Matrix, MatrixBackend, Model, Rooting};
+/// use spantree_core::{Engine, Factorization, Graph, Matrix, Model, Rooting};
 /// use spantree_faer::F64;
 ///
 /// assert_eq!(F64.name(), "f64");
-/// let lu = F64.factorize(Matrix::from_row_major(2, 2, vec![5.0, -3.0, -4.0, 5.0]));
+/// let lu = F64.lu(Matrix::from_row_major(2, 2, vec![5.0, -3.0, -4.0, 5.0]));
 /// // Pivots 5 and 5 − 0.8·3 = 2.6 (rounded): one ulp-level error.
 /// assert!((lu.det() - 13.0).abs() < 1e-14);
 ///
@@ -164,48 +164,84 @@ pub struct F64;
 /// of [`F64`].
 ///
 /// ```
-/// use spantree_core::{Graph, MatrixBackend, Model, Rooting};
-/// use spantree_faer::LogF64;
+/// use spantree_core::{Engine, Graph, Model, Rooting};
+/// use spantree_faer::ShiftedF64;
 ///
-/// assert_eq!(LogF64.name(), "log");
+/// assert_eq!(ShiftedF64.name(), "log");
 /// // Scores of 1000 overflow exp, not the log backend: 2 words, every arc
 /// // scored 1000, so each of the 3 multi-root trees scores 2000.
 /// let s = 1000.0;
 /// let ninf = f64::NEG_INFINITY;
 /// let g = Graph::from_scores(&[[ninf, s, s], [ninf, ninf, s], [ninf, s, ninf]])?;
-/// let log_z = Model::new(LogF64, &g, Rooting::Multi)?.log_partition()?;
+/// let log_z = Model::new(ShiftedF64, &g, Rooting::Multi)?.log_partition()?;
 /// assert!((log_z - (2000.0 + 3f64.ln())).abs() < 1e-9);
 /// # Ok::<(), spantree_core::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct LogF64;
+pub struct ShiftedF64;
 
-impl MatrixBackend for F64 {
+impl Engine for F64 {
     type Scalar = f64;
-    type Factorization = Lu;
-    const SHIFTS_COLUMNS: bool = false;
+    type Lu = Lu;
+    type Factors = Dense<Lu>;
 
     fn name(&self) -> &'static str {
         "f64"
     }
 
+    /// The weights as given ([`Prepared::as_given`]).
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> Result<Prepared<f64>> {
+        Prepared::as_given(graph, convert)
+    }
+
     /// [`Lu::new`]: `≈ 2n³/3` flops.
-    fn factorize(&self, matrix: Matrix<f64>) -> Lu {
+    fn lu(&self, matrix: Matrix<f64>) -> Lu {
         Lu::new(matrix)
+    }
+
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
+        Dense::new(weights, rooting, Lu::new)
     }
 }
 
-impl MatrixBackend for LogF64 {
+impl Engine for ShiftedF64 {
     type Scalar = f64;
-    type Factorization = Lu;
-    const SHIFTS_COLUMNS: bool = true;
+    type Lu = Lu;
+    type Factors = Dense<Lu>;
 
     fn name(&self) -> &'static str {
         "log"
     }
 
-    /// [`Lu::new`]: `≈ 2n³/3` flops; the shift happens in the core.
-    fn factorize(&self, matrix: Matrix<f64>) -> Lu {
+    /// Columns divided by their largest weight ([`Prepared::shifted`]).
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> Result<Prepared<f64>> {
+        Ok(Prepared::shifted(graph, convert))
+    }
+
+    /// [`Lu::new`]: `≈ 2n³/3` flops.
+    fn lu(&self, matrix: Matrix<f64>) -> Lu {
         Lu::new(matrix)
     }
+
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
+        Dense::new(weights, rooting, Lu::new)
+    }
 }
+
+/// The former name of [`ShiftedF64`], which is dense LU on column-shifted
+/// weights, not log space ([`LogAccurate`] is).
+#[deprecated(since = "0.2.0", note = "renamed `ShiftedF64`")]
+pub type LogF64 = ShiftedF64;
+
+/// The former name of [`ShiftedF64`], as a value.
+#[deprecated(since = "0.2.0", note = "renamed `ShiftedF64`")]
+#[allow(non_upper_case_globals)]
+pub const LogF64: ShiftedF64 = ShiftedF64;

@@ -23,7 +23,7 @@ pub const CROSSOVER: usize = 48;
 /// largest magnitude of the column); they differ in speed and in rounding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Engine {
+pub enum LuKernel {
     /// A straightforward row-major `getf2`-style loop: no blocking, no
     /// allocation beyond the factors. Fastest for small matrices.
     Plain,
@@ -31,14 +31,14 @@ pub enum Engine {
     Faer,
 }
 
-impl Engine {
-    /// The engine [`Lu::new`] picks for an `n × n` matrix: [`Engine::Plain`]
-    /// below [`CROSSOVER`], [`Engine::Faer`] from it on.
-    pub fn for_dim(n: usize) -> Engine {
+impl LuKernel {
+    /// The engine [`Lu::new`] picks for an `n × n` matrix: [`LuKernel::Plain`]
+    /// below [`CROSSOVER`], [`LuKernel::Faer`] from it on.
+    pub fn for_dim(n: usize) -> LuKernel {
         if n < CROSSOVER {
-            Engine::Plain
+            LuKernel::Plain
         } else {
-            Engine::Faer
+            LuKernel::Faer
         }
     }
 }
@@ -50,7 +50,7 @@ enum Factors {
 
 /// An LU factorisation with partial pivoting, `P A = L U`, of a square `f64`
 /// matrix: the [`Factorization`] of [`F64`](crate::F64) and
-/// [`LogF64`](crate::LogF64).
+/// [`ShiftedF64`](crate::ShiftedF64).
 ///
 /// * `det A = (−1)^{swaps} Π u_ii`, formed with a separate binary exponent
 ///   so that it overflows only if `det A` itself does;
@@ -85,25 +85,25 @@ pub struct Lu {
 }
 
 impl Lu {
-    /// Factorises `a` on the engine [`Engine::for_dim`] picks, `≈ 2n³/3` flops.
+    /// Factorises `a` on the engine [`LuKernel::for_dim`] picks, `≈ 2n³/3` flops.
     ///
     /// # Panics
     /// If `a` is not square (a programming error, not user input).
     pub fn new(a: Matrix<f64>) -> Lu {
-        let engine = Engine::for_dim(a.rows());
-        Lu::with_engine(a, engine)
+        let engine = LuKernel::for_dim(a.rows());
+        Lu::with_kernel(a, engine)
     }
 
     /// Factorises `a` on a chosen engine (for tests and benchmarks).
     ///
     /// # Panics
     /// If `a` is not square.
-    pub fn with_engine(a: Matrix<f64>, engine: Engine) -> Lu {
+    pub fn with_kernel(a: Matrix<f64>, engine: LuKernel) -> Lu {
         assert_eq!(a.rows(), a.cols(), "an LU needs a square matrix");
         let n = a.rows();
         let factors = match engine {
-            Engine::Plain => Factors::Plain(PlainLu::new(n, a.as_slice().to_vec())),
-            Engine::Faer => Factors::Faer(FaerLu::new(&a)),
+            LuKernel::Plain => Factors::Plain(PlainLu::new(n, a.as_slice().to_vec())),
+            LuKernel::Faer => Factors::Faer(FaerLu::new(&a)),
         };
         let (pivots, odd) = match &factors {
             Factors::Plain(f) => (f.pivots(), f.odd()),
@@ -119,10 +119,10 @@ impl Lu {
     }
 
     /// The engine that computed the factors.
-    pub fn engine(&self) -> Engine {
+    pub fn kernel(&self) -> LuKernel {
         match self.factors {
-            Factors::Plain(_) => Engine::Plain,
-            Factors::Faer(_) => Engine::Faer,
+            Factors::Plain(_) => LuKernel::Plain,
+            Factors::Faer(_) => LuKernel::Faer,
         }
     }
 
@@ -173,7 +173,7 @@ impl fmt::Debug for Lu {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lu")
             .field("n", &self.n)
-            .field("engine", &self.engine())
+            .field("kernel", &self.kernel())
             .field("pivots", &self.pivots)
             .field("odd_permutation", &self.odd)
             .finish_non_exhaustive()

@@ -5,7 +5,7 @@
 
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_bruteforce::suite::{self, Tolerance};
-use spantree_core::{Graph, Matrix, MatrixBackend, Model, Rooting, Scalar};
+use spantree_core::{Engine, Graph, Matrix, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::{Accurate, LogAccurate};
 
@@ -17,7 +17,7 @@ const SMALL: Tolerance = Tolerance::uniform(1e-12);
 // dense-LU gradient is not checked by these identities.
 const LARGE: Tolerance = Tolerance::uniform(1e-11);
 // 1e-10 for weights 1e±300 and scores ±1e4: the log-space oracle's own error
-// (n scores of size 1e4 summed, ulp 2e-12 each), as for `LogF64`.
+// (n scores of size 1e4 summed, ulp 2e-12 each), as for `ShiftedF64`.
 const EXTREME: Tolerance = Tolerance::uniform(1e-10);
 
 mod accurate {
@@ -31,7 +31,7 @@ mod accurate {
         suite::agrees_with_reference(Accurate, Exact, Tolerance::uniform(1e-12), 25);
     }
 
-    /// The acceptance test of `LogF64` (n = 1000, scores N(0, 20²)): finite
+    /// The acceptance test of `ShiftedF64` (n = 1000, scores N(0, 20²)): finite
     /// ln Z, marginals summing to 1 within 1e-9 (here ~1e-13 in fact).
     #[test]
     fn thousand_words_with_large_scores() {
@@ -98,7 +98,7 @@ fn shifted_graph(
 /// differ by an ulp, which moves ln Z by ~1e-16 relative):
 /// ln Z to rel 1e-13 (the bound), every label marginal ≥ 1e-300 to
 /// 40 bits, columns and the single-root root row summing to 1 within 1e-12.
-fn extreme_root_shifts<B: MatrixBackend<Scalar = f64>>(backend: B, sizes: &[usize]) {
+fn extreme_root_shifts<B: Engine<Scalar = f64>>(backend: B, sizes: &[usize]) {
     for &n in sizes {
         for shift in [0.0, -20.0, -40.0, -80.0, -300.0] {
             for spread in [None, Some(50.0)] {

@@ -9,9 +9,9 @@ use common::{
     adjugate_by_cofactors, det_by_expansion, max_abs, max_diff, mul, random, well_conditioned, Rng,
 };
 use spantree_core::{Factorization, Matrix, Numerical, Sign};
-use spantree_faer::{Engine, Lu, CROSSOVER};
+use spantree_faer::{Lu, LuKernel, CROSSOVER};
 
-const ENGINES: [Engine; 2] = [Engine::Plain, Engine::Faer];
+const ENGINES: [LuKernel; 2] = [LuKernel::Plain, LuKernel::Faer];
 const EPS: f64 = f64::EPSILON;
 
 fn m(rows: usize, data: &[f64]) -> Matrix<f64> {
@@ -20,19 +20,22 @@ fn m(rows: usize, data: &[f64]) -> Matrix<f64> {
 
 #[test]
 fn engine_choice_follows_the_crossover() {
-    assert_eq!(Engine::for_dim(1), Engine::Plain);
-    assert_eq!(Engine::for_dim(CROSSOVER - 1), Engine::Plain);
-    assert_eq!(Engine::for_dim(CROSSOVER), Engine::Faer);
+    assert_eq!(LuKernel::for_dim(1), LuKernel::Plain);
+    assert_eq!(LuKernel::for_dim(CROSSOVER - 1), LuKernel::Plain);
+    assert_eq!(LuKernel::for_dim(CROSSOVER), LuKernel::Faer);
     let mut rng = Rng(1);
-    assert_eq!(Lu::new(random(3, &mut rng)).engine(), Engine::Plain);
-    assert_eq!(Lu::new(random(CROSSOVER, &mut rng)).engine(), Engine::Faer);
+    assert_eq!(Lu::new(random(3, &mut rng)).kernel(), LuKernel::Plain);
+    assert_eq!(
+        Lu::new(random(CROSSOVER, &mut rng)).kernel(),
+        LuKernel::Faer
+    );
 }
 
 #[test]
 fn hand_computed_determinants() {
     for engine in ENGINES {
         // 2·5 − 1·4 = 6. Pivots 4 and 1 − ½·5 = −1.5, one swap: all exact in binary.
-        let lu = Lu::with_engine(m(2, &[2.0, 1.0, 4.0, 5.0]), engine);
+        let lu = Lu::with_kernel(m(2, &[2.0, 1.0, 4.0, 5.0]), engine);
         assert_eq!(lu.det(), 6.0, "{engine:?}");
         let (sign, ln) = lu.ln_abs_det();
         assert_eq!(sign, Sign::Positive);
@@ -40,7 +43,7 @@ fn hand_computed_determinants() {
         assert!((ln - 6f64.ln()).abs() < 4.0 * EPS * 6f64.ln(), "{engine:?}");
 
         // A permutation matrix: det −1, exactly, from the sign of the swap alone.
-        let lu = Lu::with_engine(m(2, &[0.0, 1.0, 1.0, 0.0]), engine);
+        let lu = Lu::with_kernel(m(2, &[0.0, 1.0, 1.0, 0.0]), engine);
         assert_eq!(lu.det(), -1.0);
         assert_eq!(lu.ln_abs_det(), (Sign::Negative, 0.0));
         assert_eq!(lu.zero_pivot(), None);
@@ -48,7 +51,7 @@ fn hand_computed_determinants() {
         // The textbook 3×3: 6(−14−40) − 1(28−10) + 1(32+4) = −306.
         let a = m(3, &[6.0, 1.0, 1.0, 4.0, -2.0, 5.0, 2.0, 8.0, 7.0]);
         assert_eq!(det_by_expansion(&a), -306.0);
-        let lu = Lu::with_engine(a, engine);
+        let lu = Lu::with_kernel(a, engine);
         // rel 1e-14: three pivots of a matrix with small integer entries,
         // each with a few roundings.
         assert!(
@@ -67,7 +70,7 @@ fn hand_computed_determinants() {
 fn hand_computed_inverse_and_solves() {
     for engine in ENGINES {
         // [[4, 7], [2, 6]]⁻¹ = [[6, −7], [−2, 4]] / 10.
-        let lu = Lu::with_engine(m(2, &[4.0, 7.0, 2.0, 6.0]), engine);
+        let lu = Lu::with_kernel(m(2, &[4.0, 7.0, 2.0, 6.0]), engine);
         let x = lu.inverse().unwrap();
         let expected = m(2, &[0.6, -0.7, -0.2, 0.4]);
         // 4 ulps of entries below 1: a 2×2 LU and triangular solves.
@@ -96,13 +99,13 @@ fn hand_computed_inverse_and_solves() {
 #[test]
 fn one_by_one() {
     for engine in ENGINES {
-        let lu = Lu::with_engine(m(1, &[-2.5]), engine);
+        let lu = Lu::with_kernel(m(1, &[-2.5]), engine);
         assert_eq!(lu.det(), -2.5);
         assert_eq!(lu.ln_abs_det(), (Sign::Negative, 2.5f64.ln()));
         assert_eq!(lu.inverse().unwrap(), m(1, &[-0.4]));
         // adj of a 1×1 matrix is [1] by definition (empty minor), even for [0].
         assert_eq!(lu.adjugate(), m(1, &[1.0]));
-        let zero = Lu::with_engine(m(1, &[0.0]), engine);
+        let zero = Lu::with_kernel(m(1, &[0.0]), engine);
         assert_eq!(zero.zero_pivot(), Some(0));
         assert_eq!(zero.adjugate(), m(1, &[1.0]));
         assert_eq!(zero.ln_abs_det(), (Sign::Zero, f64::NEG_INFINITY));
@@ -115,7 +118,7 @@ fn identities_on_random_matrices() {
     for n in [2, 3, 5, 8, 17, 40, 64, 100] {
         for engine in ENGINES {
             for a in [well_conditioned(n, &mut rng), random(n, &mut rng)] {
-                let lu = Lu::with_engine(a.clone(), engine);
+                let lu = Lu::with_kernel(a.clone(), engine);
                 let x = lu.inverse().unwrap();
                 // Backward stability of LU: |A X − I| ≲ n ε |A| |X| entrywise,
                 // times a small growth factor; 8 n ε max|A| max|X| · n covers
@@ -174,8 +177,8 @@ fn plain_and_faer_engines_agree() {
     let mut rng = Rng(42);
     for n in [3, 9, 31, 48, 70] {
         for a in [well_conditioned(n, &mut rng), random(n, &mut rng)] {
-            let p = Lu::with_engine(a.clone(), Engine::Plain);
-            let f = Lu::with_engine(a, Engine::Faer);
+            let p = Lu::with_kernel(a.clone(), LuKernel::Plain);
+            let f = Lu::with_kernel(a, LuKernel::Faer);
             // Same pivoting rule (largest magnitude, first on ties), so the
             // same permutation and pivots up to rounding; the products differ
             // only through blocking order. rel 1e-10: n ≤ 70 steps with
@@ -211,7 +214,7 @@ fn plain_and_faer_engines_agree() {
 fn exactly_singular_matrices_are_reported() {
     for engine in ENGINES {
         // Second row twice the first: pivot 2, then 2 − ½·4 = 0 exactly.
-        let lu = Lu::with_engine(m(2, &[1.0, 2.0, 2.0, 4.0]), engine);
+        let lu = Lu::with_kernel(m(2, &[1.0, 2.0, 2.0, 4.0]), engine);
         assert_eq!(lu.zero_pivot(), Some(1), "{engine:?}");
         assert_eq!(lu.det(), 0.0);
         assert_eq!(lu.ln_abs_det(), (Sign::Zero, f64::NEG_INFINITY));
@@ -224,7 +227,7 @@ fn exactly_singular_matrices_are_reported() {
         assert_eq!(lu.inverse(), Err(Numerical::Singular { pivot: 1 }));
 
         // A zero first column: the first step already fails.
-        let lu = Lu::with_engine(m(3, &[0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 7.0]), engine);
+        let lu = Lu::with_kernel(m(3, &[0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 7.0]), engine);
         assert_eq!(lu.zero_pivot(), Some(0), "{engine:?}");
         assert_eq!(lu.inverse(), Err(Numerical::Singular { pivot: 0 }));
     }
@@ -271,7 +274,7 @@ fn adjugate_of_singular_matrices_matches_cofactors() {
         let expected = adjugate_by_cofactors(&a);
         let norm_a = max_abs(&a);
         for engine in ENGINES {
-            let adj = Lu::with_engine(a.clone(), engine).adjugate();
+            let adj = Lu::with_kernel(a.clone(), engine).adjugate();
             // The SVD route is backward stable: error ≲ c n ε ‖A‖ ‖∂adj/∂A‖,
             // and ‖∂adj/∂A‖ ≤ n ‖A‖^{n−2} here (σ_{n−1} is not small for these
             // matrices). 1e-13 · ‖A‖^{n−1} is that with c n ≈ 450.
@@ -292,7 +295,7 @@ fn determinants_beyond_f64_range() {
     for engine in ENGINES {
         // det = 1e1200 overflows; ln|det| = 4 ln 1e300 does not. rel 4ε: four
         // logarithms (each correctly rounded to within an ulp) and three additions.
-        let lu = Lu::with_engine(
+        let lu = Lu::with_kernel(
             Matrix::from_fn(4, 4, |i, j| if i == j { 1e300 } else { 0.0 }),
             engine,
         );
@@ -309,7 +312,7 @@ fn determinants_beyond_f64_range() {
         // product of the four f64 values, 4 roundings of the decimal inputs
         // plus 4 of the product, rel 1e-15.
         let d = [1e300, -1e300, 1e-300, 1e-300];
-        let lu = Lu::with_engine(
+        let lu = Lu::with_kernel(
             Matrix::from_fn(4, 4, |i, j| if i == j { d[i] } else { 0.0 }),
             engine,
         );
@@ -319,7 +322,7 @@ fn determinants_beyond_f64_range() {
         // det = 1e-400 underflows to 0 without being singular: no zero pivot,
         // a finite log, and an adjugate diag(1e-200, 1e-200) that does not
         // underflow (det · A⁻¹ with det kept apart from its exponent).
-        let lu = Lu::with_engine(m(2, &[1e-200, 0.0, 0.0, 1e-200]), engine);
+        let lu = Lu::with_kernel(m(2, &[1e-200, 0.0, 0.0, 1e-200]), engine);
         assert_eq!(lu.zero_pivot(), None);
         assert_eq!(lu.det(), 0.0);
         let expected = 2.0 * 1e-200f64.ln();
@@ -335,7 +338,7 @@ fn determinants_beyond_f64_range() {
         // adj diag(1e300, 1e300, 1e-10) = diag(1e290, 1e290, 1e600): the
         // first two entries are finite although det = 1e590 overflows.
         let d = [1e300, 1e300, 1e-10];
-        let lu = Lu::with_engine(
+        let lu = Lu::with_kernel(
             Matrix::from_fn(3, 3, |i, j| if i == j { d[i] } else { 0.0 }),
             engine,
         );
@@ -352,7 +355,7 @@ fn determinants_beyond_f64_range() {
 #[test]
 fn nan_pivots_give_a_nan_log() {
     for engine in ENGINES {
-        let lu = Lu::with_engine(m(2, &[f64::NAN, 1.0, 1.0, 1.0]), engine);
+        let lu = Lu::with_kernel(m(2, &[f64::NAN, 1.0, 1.0, 1.0]), engine);
         let (_, ln) = lu.ln_abs_det();
         assert!(ln.is_nan(), "{engine:?}: {ln}");
         assert!(lu.det().is_nan());

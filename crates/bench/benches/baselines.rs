@@ -2,7 +2,7 @@
 //! quantity (`ln Z` by LU vs by minors, marginals by the inverse vs
 //! McDonald–Satta zeroing, entropy from marginals vs Smith–Eisner, the GE
 //! gradient by reverse mode vs the covariance route), single-root on
-//! `LogF64` at `n ∈ {10, 20, 36, 50, 80}`; then the Jacobian–vector route of
+//! `ShiftedF64` at `n ∈ {10, 20, 36, 50, 80}`; then the Jacobian–vector route of
 //! `Cov[r, s]` against the Hessian route as `R = S ∈ {1, 4, 16, 64}` grows at
 //! `n = 36`. Sample counts are small: McDonald–Satta is `O(n⁵)`, about a
 //! second per run at `n = 80`. The slopes against `n` are fitted by
@@ -14,7 +14,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use spantree_bench::timed::{Inputs, SIZES, TIMED};
 use spantree_bench::{normal_graph, sparse_features};
 use spantree_core::{Model, Rooting, SecondOrder};
-use spantree_faer::LogF64;
+use spantree_faer::ShiftedF64;
 
 fn baselines(c: &mut Criterion) {
     let inputs: Vec<(usize, Inputs)> = SIZES.iter().map(|&n| (n, Inputs::new(n, 3))).collect();
@@ -46,7 +46,7 @@ fn second_order(c: &mut Criterion) {
         ] {
             group.bench_with_input(BenchmarkId::new(name, r), &f, |b, f| {
                 b.iter(|| {
-                    let model = Model::new(LogF64, &graph, Rooting::Single).unwrap();
+                    let model = Model::new(ShiftedF64, &graph, Rooting::Single).unwrap();
                     model.covariance(f, f, algorithm).unwrap()[(0, 0)]
                 })
             });

@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use spantree_bench::{normal_graph, sparse_features};
 use spantree_core::{Model, Rooting};
-use spantree_faer::LogF64;
+use spantree_faer::ShiftedF64;
 
 fn gradients(c: &mut Criterion) {
     for n in [20, 50, 100] {
@@ -13,7 +13,7 @@ fn gradients(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("ge/n={n}"));
         group.bench_function("log_z+marginals", |b| {
             b.iter(|| {
-                let model = Model::new(LogF64, &graph, Rooting::Single).unwrap();
+                let model = Model::new(ShiftedF64, &graph, Rooting::Single).unwrap();
                 (model.log_partition().unwrap(), model.marginals().unwrap())
             })
         });
@@ -25,7 +25,7 @@ fn gradients(c: &mut Criterion) {
                 &(f, targets),
                 |b, (f, t)| {
                     b.iter(|| {
-                        let model = Model::new(LogF64, &graph, Rooting::Single).unwrap();
+                        let model = Model::new(ShiftedF64, &graph, Rooting::Single).unwrap();
                         model.grad_ge_objective(f, t).unwrap()
                     })
                 },
@@ -33,7 +33,7 @@ fn gradients(c: &mut Criterion) {
         }
         group.bench_function("grad_entropy", |b| {
             b.iter(|| {
-                let model = Model::new(LogF64, &graph, Rooting::Single).unwrap();
+                let model = Model::new(ShiftedF64, &graph, Rooting::Single).unwrap();
                 model.grad_entropy().unwrap()
             })
         });

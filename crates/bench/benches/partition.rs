@@ -3,11 +3,11 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use spantree_bench::normal_graph;
-use spantree_core::{MatrixBackend, Model, Rooting};
+use spantree_core::{Engine, Model, Rooting};
 use spantree_exact::Exact;
-use spantree_faer::{LogF64, F64};
+use spantree_faer::{ShiftedF64, F64};
 
-fn run<B: MatrixBackend + Copy>(c: &mut Criterion, backend: B, sizes: &[usize]) {
+fn run<B: Engine + Copy>(c: &mut Criterion, backend: B, sizes: &[usize]) {
     let mut group = c.benchmark_group(format!("log_z+marginals/{}", backend.name()));
     for &n in sizes {
         let graph = normal_graph(n, 1.0, n as u64);
@@ -24,7 +24,7 @@ fn run<B: MatrixBackend + Copy>(c: &mut Criterion, backend: B, sizes: &[usize]) 
 fn partition(c: &mut Criterion) {
     let sizes = [10, 20, 36, 50, 100, 200, 500];
     run(c, F64, &sizes);
-    run(c, LogF64, &sizes);
+    run(c, ShiftedF64, &sizes);
     run(c, Exact, &[5, 10, 20, 40]);
 }
 

@@ -1,4 +1,4 @@
-//! Accuracy of the GE gradient `∂‖E[f] − t‖²/∂θ` in f64 (`LogF64`) by the
+//! Accuracy of the GE gradient `∂‖E[f] − t‖²/∂θ` in f64 (`ShiftedF64`) by the
 //! two routes, reverse mode ([`Model::grad_ge_objective`]) and the
 //! covariance of arc indicators with the features
 //! ([`baseline::grad_ge_by_covariance`], Druck & Smith 2009), against the
@@ -20,7 +20,7 @@ use spantree_bench::sparse_features;
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_core::{baseline, ArcFeatures, Graph, Matrix, Model, Rooting, Scalar};
 use spantree_exact::{Exact, Rational};
-use spantree_faer::LogF64;
+use spantree_faer::ShiftedF64;
 
 /// Norm-wise and worst entrywise relative error of `g` against `exact`.
 fn errors(g: &Matrix<f64>, exact: &Matrix<Rational>) -> (f64, f64) {
@@ -57,7 +57,7 @@ fn bits(err: f64) -> String {
 
 fn main() {
     println!(
-        "GE gradient in f64 (`LogF64`) against the exact rational gradient; single-root, \
+        "GE gradient in f64 (`ShiftedF64`) against the exact rational gradient; single-root, \
          20 sparse binary features, worst over the graphs.\n"
     );
     println!(
@@ -81,7 +81,7 @@ fn main() {
                     .map(|_| rng.uniform_in(0.0, n as f64 / 5.0))
                     .collect();
 
-                let float = Model::new(LogF64, &graph, Rooting::Single).expect("a valid graph");
+                let float = Model::new(ShiftedF64, &graph, Rooting::Single).expect("a valid graph");
                 let reverse = float
                     .grad_ge_objective(&features, &targets)
                     .expect("a tree exists");

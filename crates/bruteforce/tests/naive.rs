@@ -4,7 +4,9 @@
 //! stays as a second opinion afterwards.
 
 use spantree_bruteforce::suite::Tolerance;
-use spantree_core::{Factorization, Matrix, MatrixBackend, Numerical, Scalar, Sign};
+use spantree_core::{
+    Dense, Engine, Factorization, Graph, Matrix, Numerical, Prepared, Result, Rooting, Scalar, Sign,
+};
 
 /// LU with partial pivoting (largest `|x|` as seen through `to_f64`), no shifting.
 #[derive(Clone, Copy, Debug)]
@@ -148,27 +150,47 @@ impl Factorization for Lu {
     }
 }
 
-impl MatrixBackend for Naive {
+impl Engine for Naive {
     type Scalar = f64;
-    type Factorization = Lu;
-    const SHIFTS_COLUMNS: bool = false;
+    type Lu = Lu;
+    type Factors = Dense<Lu>;
     fn name(&self) -> &'static str {
         "naive"
     }
-    fn factorize(&self, matrix: Matrix<f64>) -> Lu {
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> Result<Prepared<f64>> {
+        Prepared::as_given(graph, convert)
+    }
+    fn lu(&self, matrix: Matrix<f64>) -> Lu {
         factorize(matrix)
+    }
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
+        Dense::new(weights, rooting, factorize)
     }
 }
 
-impl MatrixBackend for NaiveShifted {
+impl Engine for NaiveShifted {
     type Scalar = f64;
-    type Factorization = Lu;
-    const SHIFTS_COLUMNS: bool = true;
+    type Lu = Lu;
+    type Factors = Dense<Lu>;
     fn name(&self) -> &'static str {
         "naive-shifted"
     }
-    fn factorize(&self, matrix: Matrix<f64>) -> Lu {
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> Result<Prepared<f64>> {
+        Ok(Prepared::shifted(graph, convert))
+    }
+    fn lu(&self, matrix: Matrix<f64>) -> Lu {
         factorize(matrix)
+    }
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
+        Dense::new(weights, rooting, factorize)
     }
 }
 

@@ -35,7 +35,7 @@ fn main() -> io::Result<()> {
                 .map(<[u8]>::to_vec)
                 .collect();
             phases(spantree_faer::F64, BackendKind::F64, &lines);
-            phases(spantree_faer::LogF64, BackendKind::Log, &lines);
+            phases(spantree_faer::ShiftedF64, BackendKind::Log, &lines);
             Ok(())
         }
         _ => {

@@ -3,7 +3,7 @@
 //! written as its authors describe it, generic over the backend, and reuses
 //! the model's factorisation wherever the original algorithm would.
 
-use crate::backend::{Factorization, MatrixBackend};
+use crate::engine::{Engine, Factorization, Factors, PerLabel};
 use crate::error::{ArcRef, Error, Result};
 use crate::expectation::ArcFeatures;
 use crate::graph::Rooting;
@@ -13,8 +13,8 @@ use crate::model::Model;
 use crate::scalar::{Scalar, Transcendental};
 
 /// `det` of a square matrix on the model's backend (a fresh factorisation).
-fn det<B: MatrixBackend>(model: &Model<B>, m: Matrix<B::Scalar>) -> B::Scalar {
-    model.backend().factorize(m).det()
+fn det<E: Engine>(model: &Model<E>, m: Matrix<E::Scalar>) -> E::Scalar {
+    model.engine().lu(m).det()
 }
 
 /// Single-root `Z` by `n` minors (Koo et al. 2007, their first formulation):
@@ -22,12 +22,21 @@ fn det<B: MatrixBackend>(model: &Model<B>, m: Matrix<B::Scalar>) -> B::Scalar {
 /// `L⁰_{(r)}` deletes its row and column `r` (the matrix-tree theorem for
 /// arborescences rooted at `r`). `n` determinants of size `n − 1`: `O(n⁴)`.
 ///
-/// Returns `Z` of the column-scaled weights; `ln Z` is its `ln_abs` plus the
-/// shifts, as in [`log_partition_by_minors`].
+/// On stabilised engines `e^{Σ c_m}` is applied through `f64`, as in
+/// [`Model::partition`]; [`log_partition_by_minors`] never overflows.
 ///
 /// # Errors
 /// [`Error::Unsupported`] for a multi-root model.
-pub fn partition_by_minors<B: MatrixBackend>(model: &Model<B>) -> Result<B::Scalar> {
+pub fn partition_by_minors<E: Engine>(model: &Model<E>) -> Result<E::Scalar> {
+    let z = scaled_partition_by_minors(model)?;
+    // As Model::partition: the prepared weights' Z times e^{Σ c_m}.
+    Ok(match model.ln_scale() {
+        0.0 => z,
+        shift => z * E::Scalar::from_f64(shift.exp()),
+    })
+}
+
+fn scaled_partition_by_minors<E: Engine>(model: &Model<E>) -> Result<E::Scalar> {
     if model.rooting() != Rooting::Single {
         return Err(Error::Unsupported(
             "Z by minors (a single-root baseline) on a multi-root model",
@@ -37,17 +46,17 @@ pub fn partition_by_minors<B: MatrixBackend>(model: &Model<B>) -> Result<B::Scal
     let w = model.weights();
     let mut root_free = w.clone();
     for m in 1..=n {
-        root_free[(0, m)] = B::Scalar::zero();
+        root_free[(0, m)] = E::Scalar::zero();
     }
     // The multi-root Laplacian of the root-free weights is L⁰.
     let l0 = laplacian(&root_free, Rooting::Multi);
-    let mut z = B::Scalar::zero();
+    let mut z = E::Scalar::zero();
     for r in 1..=n {
         if w[(0, r)].is_zero() {
             continue;
         }
         let minor = if n == 1 {
-            B::Scalar::one()
+            E::Scalar::one()
         } else {
             let keep: Vec<usize> = (0..n).filter(|&i| i != r - 1).collect();
             det(
@@ -64,8 +73,8 @@ pub fn partition_by_minors<B: MatrixBackend>(model: &Model<B>) -> Result<B::Scal
 ///
 /// # Errors
 /// As [`partition_by_minors`].
-pub fn log_partition_by_minors<B: MatrixBackend>(model: &Model<B>) -> Result<f64> {
-    Ok(partition_by_minors(model)?.ln_abs() + model.column_shift().iter().sum::<f64>())
+pub fn log_partition_by_minors<E: Engine>(model: &Model<E>) -> Result<f64> {
+    Ok(scaled_partition_by_minors(model)?.ln_abs() + model.ln_scale())
 }
 
 /// Arc marginals by zeroing the competing arcs (McDonald & Satta 2007; the
@@ -75,10 +84,10 @@ pub fn log_partition_by_minors<B: MatrixBackend>(model: &Model<B>) -> Result<f64
 ///
 /// # Errors
 /// [`Error::NoSpanningTree`], [`Error::Numerical`] as [`Model::marginals`].
-pub fn marginals_by_zeroing<B: MatrixBackend>(model: &Model<B>) -> Result<Matrix<B::Scalar>> {
+pub fn marginals_by_zeroing<E: Engine>(model: &Model<E>) -> Result<Matrix<E::Scalar>> {
     model.spanning_tree().map_err(Error::NoSpanningTree)?;
     model.log_partition()?;
-    let z = model.factorization().det();
+    let z = model.factors.det();
     let n = model.n();
     let w = model.weights();
     let mut mu = Matrix::zeros(n + 1, n + 1);
@@ -86,7 +95,7 @@ pub fn marginals_by_zeroing<B: MatrixBackend>(model: &Model<B>) -> Result<Matrix
         for h in (0..=n).filter(|&h| h != m && !w[(h, m)].is_zero()) {
             let mut only = w.clone();
             for k in (0..=n).filter(|&k| k != h) {
-                only[(k, m)] = B::Scalar::zero();
+                only[(k, m)] = E::Scalar::zero();
             }
             mu[(h, m)] = det(model, laplacian(&only, model.rooting())) / z.clone();
         }
@@ -103,28 +112,20 @@ pub fn marginals_by_zeroing<B: MatrixBackend>(model: &Model<B>) -> Result<Matrix
 ///
 /// # Errors
 /// As [`Model::entropy`].
-pub fn entropy_by_columns<B: MatrixBackend>(model: &Model<B>) -> Result<B::Scalar>
+pub fn entropy_by_columns<E: Engine>(model: &Model<E>) -> Result<E::Scalar>
 where
-    B::Scalar: Transcendental,
+    E::Scalar: Transcendental,
 {
     model.spanning_tree().map_err(Error::NoSpanningTree)?;
-    let ln_z_scaled = model.log_partition_scalar()?
-        - B::Scalar::from_f64(model.column_shift().iter().sum::<f64>());
-    let z = model.factorization().det();
+    let ln_z_scaled = model.log_partition_scalar()? - E::Scalar::from_f64(model.ln_scale());
+    let z = model.factors.det();
     let n = model.n();
     let w = model.weights();
-    let (labels, shares) = match model.label_shares() {
-        Some((k, s)) => (k, Some(s)),
-        None => (1, None),
-    };
     // v_e = Σ_ℓ w_eℓ ln w_eℓ, the labeled trees' log-weight per arc.
     let v = Matrix::from_fn(n + 1, n + 1, |h, m| {
-        let mut total = B::Scalar::zero();
-        for l in 0..labels {
-            let mut x = w[(h, m)].clone();
-            if let Some(s) = shares {
-                x *= &s[(h * (n + 1) + m) * labels + l];
-            }
+        let mut total = E::Scalar::zero();
+        for l in 0..model.labels() {
+            let x = model.label_weight(l, h, m);
             if !x.is_zero() {
                 total += x.clone() * x.ln();
             }
@@ -133,7 +134,7 @@ where
     });
     let l = laplacian(w, model.rooting());
     let lv = laplacian(&v, model.rooting());
-    let mut expected = B::Scalar::zero();
+    let mut expected = E::Scalar::zero();
     for m in 0..n {
         let mut replaced = l.clone();
         for i in 0..n {
@@ -153,11 +154,11 @@ where
 ///
 /// # Errors
 /// As [`Model::grad_ge_objective`].
-pub fn grad_ge_by_covariance<B: MatrixBackend>(
-    model: &Model<B>,
-    features: &ArcFeatures<B::Scalar>,
-    targets: &[B::Scalar],
-) -> Result<Vec<Matrix<B::Scalar>>> {
+pub fn grad_ge_by_covariance<E: Engine>(
+    model: &Model<E>,
+    features: &ArcFeatures<E::Scalar>,
+    targets: &[E::Scalar],
+) -> Result<PerLabel<E::Scalar>> {
     if targets.len() != features.dim() {
         return Err(Error::Mismatch {
             what: "GE targets against feature dimension",
@@ -165,15 +166,15 @@ pub fn grad_ge_by_covariance<B: MatrixBackend>(
             found: targets.len(),
         });
     }
-    let two = B::Scalar::from_f64(2.0);
-    let a: Vec<B::Scalar> = model
+    let two = E::Scalar::from_f64(2.0);
+    let a: Vec<E::Scalar> = model
         .expect_additive(features)?
         .into_iter()
         .zip(targets)
         .map(|(e, t)| (e - t.clone()) * two.clone())
         .collect();
     let g = model.contract_features(features, &a)?;
-    let labeled = model.label_shares().is_some();
+    let labeled = model.is_labeled();
     let n = model.n();
     let arcs: Vec<ArcRef> = (0..g.len())
         .flat_map(|l| {
@@ -186,7 +187,7 @@ pub fn grad_ge_by_covariance<B: MatrixBackend>(
             })
         })
         .collect();
-    let seeded: Vec<(ArcRef, B::Scalar)> = arcs
+    let seeded: Vec<(ArcRef, E::Scalar)> = arcs
         .iter()
         .filter_map(|&a| {
             let v = &g[a.label.unwrap_or(0)][(a.head, a.dependent)];
@@ -202,12 +203,12 @@ pub fn grad_ge_by_covariance<B: MatrixBackend>(
         if mu_e.is_zero() {
             continue;
         }
-        let mut d = B::Scalar::zero();
+        let mut d = E::Scalar::zero();
         for (f, gf) in &seeded {
             let cov = model.pair(x, &mu, e, *f) - mu_e.clone() * label_mu(*f);
             d += cov * gf.clone();
         }
         grad[e.label.unwrap_or(0)][(e.head, e.dependent)] = d;
     }
-    Ok(grad)
+    Ok(grad.into())
 }

@@ -2,7 +2,7 @@
 //! (Zmigrod, Vieira & Cotterell 2021, "T1"; DESIGN.md §1.3), and the
 //! reverse-mode gradient of any function of the (label) marginals.
 
-use crate::backend::MatrixBackend;
+use crate::engine::Engine;
 use crate::error::{ArcRef, Error, Result};
 use crate::matrix::Matrix;
 use crate::model::Model;
@@ -74,7 +74,7 @@ impl<S: Scalar> ArcFeatures<S> {
     }
 }
 
-impl<B: MatrixBackend> Model<B> {
+impl<E: Engine> Model<E> {
     /// Checks that `arc` is an arc (and label) of this graph: a head in
     /// `0..=n`, a word `1..=n` as dependent, no self-loop, a label below the
     /// label count. `O(1)`.
@@ -83,7 +83,7 @@ impl<B: MatrixBackend> Model<B> {
     /// [`Error::NoSuchArc`].
     pub fn check_arc(&self, arc: ArcRef) -> Result<()> {
         let n = self.n();
-        let labels = self.label_shares().map_or(1, |(k, _)| k);
+        let labels = self.labels();
         let ok = arc.head <= n
             && (1..=n).contains(&arc.dependent)
             && arc.head != arc.dependent
@@ -92,17 +92,6 @@ impl<B: MatrixBackend> Model<B> {
             Ok(())
         } else {
             Err(Error::NoSuchArc { arc, n })
-        }
-    }
-
-    /// The share of label `ℓ` in arc `h → m` (`1` for unlabeled graphs or
-    /// `label = None`).
-    pub(crate) fn share(&self, arc: ArcRef) -> B::Scalar {
-        match (arc.label, self.label_shares()) {
-            (Some(l), Some((k, shares))) => {
-                shares[(arc.head * (self.n() + 1) + arc.dependent) * k + l].clone()
-            }
-            _ => B::Scalar::one(),
         }
     }
 
@@ -127,9 +116,9 @@ impl<B: MatrixBackend> Model<B> {
     /// assert!((e[0] - 15.0 / 13.0).abs() < 1e-12);
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
-    pub fn expect_additive(&self, r: &ArcFeatures<B::Scalar>) -> Result<Vec<B::Scalar>> {
+    pub fn expect_additive(&self, r: &ArcFeatures<E::Scalar>) -> Result<Vec<E::Scalar>> {
         let mu = self.marginals()?;
-        let mut total = vec![B::Scalar::zero(); r.dim()];
+        let mut total = vec![E::Scalar::zero(); r.dim()];
         for (arc, values) in r.entries() {
             self.check_arc(*arc)?;
             let weight = mu[(arc.head, arc.dependent)].clone() * self.share(*arc);
@@ -148,7 +137,7 @@ impl<B: MatrixBackend> Model<B> {
     ///
     /// # Errors
     /// As [`Model::expect_additive`].
-    pub fn total_additive(&self, r: &ArcFeatures<B::Scalar>) -> Result<Vec<B::Scalar>> {
+    pub fn total_additive(&self, r: &ArcFeatures<E::Scalar>) -> Result<Vec<E::Scalar>> {
         let z = self.partition()?;
         Ok(self
             .expect_additive(r)?
@@ -165,9 +154,9 @@ impl<B: MatrixBackend> Model<B> {
     /// [`Error::Mismatch`] when `a.len() ≠ dim`; [`Error::NoSuchArc`].
     pub fn contract_features(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        a: &[B::Scalar],
-    ) -> Result<Vec<Matrix<B::Scalar>>> {
+        r: &ArcFeatures<E::Scalar>,
+        a: &[E::Scalar],
+    ) -> Result<Vec<Matrix<E::Scalar>>> {
         if a.len() != r.dim() {
             return Err(Error::Mismatch {
                 what: "coefficients against feature dimension",
@@ -176,11 +165,11 @@ impl<B: MatrixBackend> Model<B> {
             });
         }
         let n = self.n();
-        let labels = self.label_shares().map_or(1, |(k, _)| k);
+        let labels = self.labels();
         let mut seeds = vec![Matrix::zeros(n + 1, n + 1); labels];
         for (arc, values) in r.entries() {
             self.check_arc(*arc)?;
-            let mut g = B::Scalar::zero();
+            let mut g = E::Scalar::zero();
             for (i, v) in values {
                 g += a[*i].clone() * v.clone();
             }
@@ -194,64 +183,5 @@ impl<B: MatrixBackend> Model<B> {
             }
         }
         Ok(seeds)
-    }
-
-    /// The gradient with respect to the scores of a function `F` of the label
-    /// marginals `μ_{eℓ} = μ_e s_{eℓ}`, given `ḡ_{eℓ} = ∂F/∂μ_{eℓ}` as one
-    /// matrix per label (one in all for unlabeled graphs, or to seed the arc
-    /// marginals of a labeled graph). With `ḡ̄_e = Σ_ℓ s_{eℓ} ḡ_{eℓ}` and `v` the
-    /// [`Model::marginals_vjp`] of `ḡ̄`:
-    /// `∂F/∂θ_{eℓ} = s_{eℓ} (v_e + μ_e (ḡ_{eℓ} − ḡ̄_e))`.
-    /// One matrix per label comes back. `O(n³ + |labels| n²)`.
-    ///
-    /// # Errors
-    /// [`Error::Mismatch`] for a seed count other than `1` or the label
-    /// count; as [`Model::marginals`].
-    pub fn label_marginals_vjp(
-        &self,
-        seeds: &[Matrix<B::Scalar>],
-    ) -> Result<Vec<Matrix<B::Scalar>>> {
-        let Some((labels, shares)) = self.label_shares() else {
-            if seeds.len() != 1 {
-                return Err(Error::Mismatch {
-                    what: "seeds for an unlabeled graph",
-                    expected: 1,
-                    found: seeds.len(),
-                });
-            }
-            return Ok(vec![self.marginals_vjp(&seeds[0])?]);
-        };
-        if seeds.len() != 1 && seeds.len() != labels {
-            return Err(Error::Mismatch {
-                what: "seeds against labels",
-                expected: labels,
-                found: seeds.len(),
-            });
-        }
-        let cells = (self.n() + 1) * (self.n() + 1);
-        let seed = |c: usize, l: usize| &seeds[if seeds.len() == 1 { 0 } else { l }].as_slice()[c];
-        let mut mean = Matrix::zeros(self.n() + 1, self.n() + 1);
-        for (c, out) in mean.as_mut_slice().iter_mut().enumerate() {
-            for l in 0..labels {
-                *out += shares[c * labels + l].clone() * seed(c, l).clone();
-            }
-        }
-        let v = self.marginals_vjp(&mean)?;
-        let mu = self.marginals()?;
-        let mut grads = vec![Matrix::zeros(self.n() + 1, self.n() + 1); labels];
-        for c in 0..cells {
-            let (vc, mc, gc) = (&v.as_slice()[c], &mu.as_slice()[c], &mean.as_slice()[c]);
-            for (l, grad) in grads.iter_mut().enumerate() {
-                let s = &shares[c * labels + l];
-                if s.is_zero() {
-                    continue;
-                }
-                let mut d = seed(c, l).clone() - gc.clone();
-                d *= mc;
-                d += vc;
-                grad.as_mut_slice()[c] = d * s.clone();
-            }
-        }
-        Ok(grads)
     }
 }

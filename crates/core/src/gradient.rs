@@ -2,14 +2,14 @@
 //! gradient of any scalar function of the marginals in `O(n³)`, whatever the
 //! number of features.
 
-use crate::backend::{Factorization, MatrixBackend};
-use crate::error::Result;
+use crate::engine::{Engine, Factors, PerLabel};
+use crate::error::{ArcRef, Error, Numerical, Result};
 use crate::laplacian::{weight_gradient, weight_gradient_adjoint};
 use crate::matrix::Matrix;
 use crate::model::Model;
 use crate::scalar::Scalar;
 
-impl<B: MatrixBackend> Model<B> {
+impl<E: Engine> Model<E> {
     /// The vector–Jacobian product of the marginals with respect to the
     /// scores: `v_f = Σ_e ḡ_e ∂μ_e/∂θ_f` for a seed `ḡ` in the `(n+1) × (n+1)`
     /// layout. For any `F(μ)`, seeding `ḡ = ∂F/∂μ` gives `∂F/∂θ` (add any
@@ -42,31 +42,139 @@ impl<B: MatrixBackend> Model<B> {
     /// assert!((v[(2, 1)] - mu * (1.0 - mu)).abs() < 1e-12);
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
-    pub fn marginals_vjp(&self, seed: &Matrix<B::Scalar>) -> Result<Matrix<B::Scalar>> {
-        let x = self.inverse()?;
-        let w = self.weights();
-        let mut weighted = seed.clone();
-        for (s, wv) in weighted.as_mut_slice().iter_mut().zip(w.as_slice()) {
-            *s *= wv;
-        }
-        let rooting = self.rooting();
-        // X Cᵀ X = ((X Cᵀ X)ᵀ)ᵀ = (L⁻ᵀ (L⁻¹ Cᵀ)ᵀ)ᵀ: two solves on the one factorisation.
-        let mut xc = weight_gradient_adjoint(&weighted, rooting).transpose();
-        self.factorization().solve(&mut xc)?;
-        let mut xcx_t = xc.transpose();
-        self.factorization().solve_transpose(&mut xcx_t)?;
-        let h = weight_gradient(&xcx_t.transpose(), rooting);
-        let g = weight_gradient(x, rooting);
-        let mut v = Matrix::zeros(w.rows(), w.cols());
-        for (k, out) in v.as_mut_slice().iter_mut().enumerate() {
-            let wk = &w.as_slice()[k];
-            if wk.is_zero() {
-                continue;
+    pub fn marginals_vjp(&self, seed: &Matrix<E::Scalar>) -> Result<Matrix<E::Scalar>> {
+        self.inverse()?;
+        Ok(self.factors.marginals_vjp(seed)?)
+    }
+
+    /// The gradient with respect to the scores of a function `F` of the label
+    /// marginals `μ_{eℓ} = μ_e s_{eℓ}`, given `ḡ_{eℓ} = ∂F/∂μ_{eℓ}` as one
+    /// matrix per label (one in all for unlabeled graphs, or to seed the arc
+    /// marginals of a labeled graph). With `ḡ̄_e = Σ_ℓ s_{eℓ} ḡ_{eℓ}` and `v` the
+    /// [`Model::marginals_vjp`] of `ḡ̄`:
+    /// `∂F/∂θ_{eℓ} = s_{eℓ} (v_e + μ_e (ḡ_{eℓ} − ḡ̄_e))`.
+    /// One matrix per label comes back. `O(n³ + |labels| n²)`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for a seed count other than `1` or the label
+    /// count; as [`Model::marginals`].
+    pub fn label_marginals_vjp(&self, seeds: &[Matrix<E::Scalar>]) -> Result<PerLabel<E::Scalar>> {
+        let Some(shares) = &self.prepared.shares else {
+            if seeds.len() != 1 {
+                return Err(Error::Mismatch {
+                    what: "seeds for an unlabeled graph",
+                    expected: 1,
+                    found: seeds.len(),
+                });
             }
-            let mut d = seed.as_slice()[k].clone() * g.as_slice()[k].clone();
-            d -= &h.as_slice()[k];
-            *out = d * wk.clone();
+            return Ok(PerLabel::new(vec![self.marginals_vjp(&seeds[0])?]));
+        };
+        let labels = shares.labels();
+        if seeds.len() != 1 && seeds.len() != labels {
+            return Err(Error::Mismatch {
+                what: "seeds against labels",
+                expected: labels,
+                found: seeds.len(),
+            });
         }
-        Ok(v)
+        let seed = |l: usize| &seeds[if seeds.len() == 1 { 0 } else { l }];
+        let mut mean = Matrix::zeros(self.n() + 1, self.n() + 1);
+        for (l, share) in shares.iter().enumerate() {
+            for ((out, s), g) in mean
+                .as_mut_slice()
+                .iter_mut()
+                .zip(share.as_slice())
+                .zip(seed(l).as_slice())
+            {
+                *out += s.clone() * g.clone();
+            }
+        }
+        let v = self.marginals_vjp(&mean)?;
+        let mu = self.marginals()?;
+        let mut grads = PerLabel::zeros(labels, self.n());
+        for (l, share) in shares.iter().enumerate() {
+            for (c, s) in share.as_slice().iter().enumerate() {
+                if s.is_zero() {
+                    continue;
+                }
+                let mut d = seed(l).as_slice()[c].clone() - mean.as_slice()[c].clone();
+                d *= &mu.as_slice()[c];
+                d += &v.as_slice()[c];
+                grads[l].as_mut_slice()[c] = d * s.clone();
+            }
+        }
+        Ok(grads)
+    }
+}
+
+/// [`Factors::marginals_vjp`] from the inverse and two solves of any
+/// factorisation: `v_f = w_f (ḡ_f G_f − [weight_gradient(X Cᵀ X)]_f)` with
+/// `C = weight_gradient_adjoint(ḡ ⊙ w)`. `O(n³)`.
+pub(crate) fn dense_marginals_vjp<F: Factors + ?Sized>(
+    factors: &F,
+    seed: &Matrix<F::Scalar>,
+) -> std::result::Result<Matrix<F::Scalar>, Numerical> {
+    let x = factors.inverse()?;
+    let w = factors.weights();
+    let mut weighted = seed.clone();
+    for (s, wv) in weighted.as_mut_slice().iter_mut().zip(w.as_slice()) {
+        *s *= wv;
+    }
+    let rooting = factors.rooting();
+    // X Cᵀ X = ((X Cᵀ X)ᵀ)ᵀ = (L⁻ᵀ (L⁻¹ Cᵀ)ᵀ)ᵀ: two solves on the one factorisation.
+    let mut xc = weight_gradient_adjoint(&weighted, rooting).transpose();
+    factors.solve(&mut xc)?;
+    let mut xcx_t = xc.transpose();
+    factors.solve_transpose(&mut xcx_t)?;
+    let h = weight_gradient(&xcx_t.transpose(), rooting);
+    let g = weight_gradient(x, rooting);
+    let mut v = Matrix::zeros(w.rows(), w.cols());
+    for (k, out) in v.as_mut_slice().iter_mut().enumerate() {
+        let wk = &w.as_slice()[k];
+        if wk.is_zero() {
+            continue;
+        }
+        let mut d = seed.as_slice()[k].clone() * g.as_slice()[k].clone();
+        d -= &h.as_slice()[k];
+        *out = d * wk.clone();
+    }
+    Ok(v)
+}
+
+impl<E: Engine> Model<E> {
+    /// Turns a gradient with respect to the scores into one with respect to
+    /// the weights, `∂F/∂w_{eℓ} = (∂F/∂θ_{eℓ}) / w_{eℓ}`; entries of
+    /// forbidden arcs are `0` (the score gradient carries no information
+    /// there). `O(|labels| n²)`.
+    pub fn weight_gradient_of(&self, score_gradient: &[Matrix<E::Scalar>]) -> PerLabel<E::Scalar> {
+        let w = self.weights();
+        let labels = score_gradient.len();
+        score_gradient
+            .iter()
+            .enumerate()
+            .map(|(l, g)| {
+                Matrix::from_fn(w.rows(), w.cols(), |h, m| {
+                    let mut wl = w[(h, m)].clone();
+                    if labels > 1 {
+                        wl *= self.share(ArcRef {
+                            head: h,
+                            dependent: m,
+                            label: Some(l),
+                        });
+                    }
+                    if wl.is_zero() {
+                        return E::Scalar::zero();
+                    }
+                    let shift = self.prepared.shift[m];
+                    let unscaled = if shift == 0.0 {
+                        wl
+                    } else {
+                        wl * E::Scalar::from_f64(shift.exp())
+                    };
+                    g[(h, m)].clone() / unscaled
+                })
+            })
+            .collect::<Vec<_>>()
+            .into()
     }
 }

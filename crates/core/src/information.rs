@@ -10,9 +10,8 @@
 //! the layout of the marginals; [`Model::weight_gradient_of`] turns them into
 //! gradients with respect to the weights.
 
-use crate::backend::{Factorization, MatrixBackend};
+use crate::engine::{Engine, Factors, PerLabel};
 use crate::error::{ArcRef, Error, Result};
-use crate::expectation::ArcFeatures;
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
 use crate::model::Model;
@@ -49,22 +48,22 @@ impl<S: Scalar> Divergence<S> {
     }
 }
 
-impl<B: MatrixBackend> Model<B>
+impl<E: Engine> Model<E>
 where
-    B::Scalar: Transcendental,
+    E::Scalar: Transcendental,
 {
     /// `ln det L(w')` of the column-scaled Laplacian in the scalar type, so
     /// that `ln Z = ln det L(w') + Σ_m c_m`; taken from the determinant itself
     /// where it is finite and positive (full precision on high-precision
     /// backends), else from the pivots.
-    fn ln_det_scaled(&self) -> Result<B::Scalar> {
+    fn ln_det_scaled(&self) -> Result<E::Scalar> {
         let ln_z = self.log_partition()?;
         self.tree.map_err(Error::NoSpanningTree)?;
-        let det = self.factorization().det();
+        let det = self.factors.det();
         Ok(if det.sign() == Sign::Positive && det.is_finite() {
             det.ln()
         } else {
-            B::Scalar::from_f64(ln_z - self.ln_scale)
+            E::Scalar::from_f64(ln_z - self.ln_scale())
         })
     }
 
@@ -72,25 +71,18 @@ where
     ///
     /// # Errors
     /// [`Error::NoSpanningTree`], [`Error::Numerical`].
-    pub fn log_partition_scalar(&self) -> Result<B::Scalar> {
-        Ok(self.ln_det_scaled()? + B::Scalar::from_f64(self.ln_scale))
+    pub fn log_partition_scalar(&self) -> Result<E::Scalar> {
+        Ok(self.ln_det_scaled()? + E::Scalar::from_f64(self.ln_scale()))
     }
 
     /// `ln w'_{eℓ}` of the column-scaled label weights, one matrix per label,
     /// with `None` where the weight is zero.
-    fn scaled_log_weights(&self) -> Vec<Matrix<Option<B::Scalar>>> {
-        let w = self.weights();
-        let (labels, shares) = match self.label_shares() {
-            Some((k, s)) => (k, Some(s)),
-            None => (1, None),
-        };
-        (0..labels)
+    fn scaled_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
+        let n1 = self.n() + 1;
+        (0..self.labels())
             .map(|l| {
-                Matrix::from_fn(w.rows(), w.cols(), |h, m| {
-                    let mut x = w[(h, m)].clone();
-                    if let Some(s) = shares {
-                        x *= &s[(h * w.cols() + m) * labels + l];
-                    }
+                Matrix::from_fn(n1, n1, |h, m| {
+                    let x = self.label_weight(l, h, m);
                     (!x.is_zero()).then(|| x.ln())
                 })
             })
@@ -98,9 +90,9 @@ where
     }
 
     /// `Σ_{e,ℓ} μ_{eℓ} a_{eℓ}` over the arcs where `a` is defined.
-    fn contract_label_marginals(&self, a: &[Matrix<Option<B::Scalar>>]) -> Result<B::Scalar> {
+    fn contract_label_marginals(&self, a: &[Matrix<Option<E::Scalar>>]) -> Result<E::Scalar> {
         let mu = self.label_marginals()?;
-        let mut total = B::Scalar::zero();
+        let mut total = E::Scalar::zero();
         for (ml, al) in mu.iter().zip(a) {
             for (m, x) in ml.as_slice().iter().zip(al.as_slice()) {
                 if let (Some(x), false) = (x, m.is_zero()) {
@@ -129,7 +121,7 @@ where
     /// assert!((h - expected).abs() < 1e-12);
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
-    pub fn entropy(&self) -> Result<B::Scalar> {
+    pub fn entropy(&self) -> Result<E::Scalar> {
         let ln_det = self.ln_det_scaled()?;
         let expected_log_weight = self.contract_label_marginals(&self.scaled_log_weights())?;
         Ok(ln_det - expected_log_weight)
@@ -140,13 +132,13 @@ where
     ///
     /// # Errors
     /// As [`Model::marginals`].
-    pub fn grad_entropy(&self) -> Result<Vec<Matrix<B::Scalar>>> {
+    pub fn grad_entropy(&self) -> Result<PerLabel<E::Scalar>> {
         let seeds = seeds_from(&self.scaled_log_weights(), |x| -x.clone());
         self.label_marginals_vjp(&seeds)
     }
 
-    fn check_same_graph(&self, q: &Model<B>) -> Result<()> {
-        let labels = |m: &Model<B>| m.label_shares().map_or(1, |(k, _)| k);
+    fn check_same_graph(&self, q: &Model<E>) -> Result<()> {
+        let labels = |m: &Model<E>| m.labels();
         if q.n() != self.n() {
             return Err(Error::Mismatch {
                 what: "words of q against p",
@@ -172,9 +164,9 @@ where
     }
 
     /// The first arc to which `p` (self) gives mass but `q` gives weight zero.
-    fn forbidden_by(&self, q_logs: &[Matrix<Option<B::Scalar>>]) -> Result<Option<ArcRef>> {
+    fn forbidden_by(&self, q_logs: &[Matrix<Option<E::Scalar>>]) -> Result<Option<ArcRef>> {
         let mu = self.label_marginals()?;
-        let labeled = self.label_shares().is_some();
+        let labeled = self.is_labeled();
         for (l, (ml, ql)) in mu.iter().zip(q_logs).enumerate() {
             for h in 0..ml.rows() {
                 for m in 0..ml.cols() {
@@ -197,7 +189,7 @@ where
     /// # Errors
     /// [`Error::Mismatch`] when the graphs differ in size, labels or rooting;
     /// as [`Model::marginals`] for either model.
-    pub fn cross_entropy(&self, q: &Model<B>) -> Result<Divergence<B::Scalar>> {
+    pub fn cross_entropy(&self, q: &Model<E>) -> Result<Divergence<E::Scalar>> {
         self.check_same_graph(q)?;
         let q_logs = q.scaled_log_weights();
         if let Some(arc) = self.forbidden_by(&q_logs)? {
@@ -211,7 +203,7 @@ where
     ///
     /// # Errors
     /// As [`Model::cross_entropy`].
-    pub fn kl_divergence(&self, q: &Model<B>) -> Result<Divergence<B::Scalar>> {
+    pub fn kl_divergence(&self, q: &Model<E>) -> Result<Divergence<E::Scalar>> {
         self.check_same_graph(q)?;
         let q_logs = q.scaled_log_weights();
         if let Some(arc) = self.forbidden_by(&q_logs)? {
@@ -230,7 +222,7 @@ where
     /// # Errors
     /// [`Error::InfiniteDivergence`] naming an arc where `H(p, q) = +∞`; as
     /// [`Model::cross_entropy`].
-    pub fn grad_cross_entropy(&self, q: &Model<B>) -> Result<GradientPair<B::Scalar>> {
+    pub fn grad_cross_entropy(&self, q: &Model<E>) -> Result<GradientPair<E::Scalar>> {
         self.check_same_graph(q)?;
         let q_logs = q.scaled_log_weights();
         self.finite_or_error(&q_logs)?;
@@ -246,7 +238,7 @@ where
     ///
     /// # Errors
     /// As [`Model::grad_cross_entropy`].
-    pub fn grad_kl_divergence(&self, q: &Model<B>) -> Result<GradientPair<B::Scalar>> {
+    pub fn grad_kl_divergence(&self, q: &Model<E>) -> Result<GradientPair<E::Scalar>> {
         self.check_same_graph(q)?;
         let q_logs = q.scaled_log_weights();
         self.finite_or_error(&q_logs)?;
@@ -257,7 +249,7 @@ where
         })
     }
 
-    fn finite_or_error(&self, q_logs: &[Matrix<Option<B::Scalar>>]) -> Result<()> {
+    fn finite_or_error(&self, q_logs: &[Matrix<Option<E::Scalar>>]) -> Result<()> {
         match self.forbidden_by(q_logs)? {
             Some(arc) => Err(Error::InfiniteDivergence { arc }),
             None => Ok(()),
@@ -275,7 +267,7 @@ where
     /// needs the best tree, which decoding provides);
     /// [`Error::Unsupported`] for models without an `f64` graph; as
     /// [`Model::log_partition`] for both models.
-    pub fn renyi_entropy(&self, alpha: f64) -> Result<B::Scalar> {
+    pub fn renyi_entropy(&self, alpha: f64) -> Result<E::Scalar> {
         if !(alpha >= 0.0 && alpha.is_finite()) {
             return Err(Error::Parameter {
                 what: "the Rényi order α",
@@ -287,9 +279,9 @@ where
             return self.entropy();
         }
         let ln_z_alpha = self.powered(alpha)?.log_partition_scalar()?;
-        let a = B::Scalar::from_f64(alpha);
+        let a = E::Scalar::from_f64(alpha);
         let ln_z = self.log_partition_scalar()?;
-        Ok((ln_z_alpha - a.clone() * ln_z) / (B::Scalar::one() - a))
+        Ok((ln_z_alpha - a.clone() * ln_z) / (E::Scalar::one() - a))
     }
 
     /// `‖p‖_k = (Σ_d p(d)^k)^{1/k} = exp((ln Z(w^k) − k ln Z(w)) / k)` for `k > 0`.
@@ -298,7 +290,7 @@ where
     /// # Errors
     /// [`Error::Parameter`] for `k ≤ 0`, NaN or infinite; as
     /// [`Model::renyi_entropy`].
-    pub fn lp_norm(&self, k: f64) -> Result<B::Scalar> {
+    pub fn lp_norm(&self, k: f64) -> Result<E::Scalar> {
         if !(k > 0.0 && k.is_finite()) {
             return Err(Error::Parameter {
                 what: "the norm order k",
@@ -307,20 +299,16 @@ where
             });
         }
         let ln_z_k = self.powered(k)?.log_partition_scalar()?;
-        let kk = B::Scalar::from_f64(k);
+        let kk = E::Scalar::from_f64(k);
         let ln_z = self.log_partition_scalar()?;
         Ok(((ln_z_k - kk.clone() * ln_z) / kk).exp())
     }
 
-    fn powered(&self, alpha: f64) -> Result<Model<B>> {
+    fn powered(&self, alpha: f64) -> Result<Model<E>> {
         let graph = self
             .graph()
             .ok_or(Error::Unsupported("a zeroth-order quantity (no f64 graph)"))?;
-        Model::new(
-            self.backend().clone(),
-            &graph.powered(alpha),
-            self.rooting(),
-        )
+        Model::new(self.engine().clone(), &graph.powered(alpha), self.rooting())
     }
 }
 
@@ -329,185 +317,9 @@ where
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradientPair<S> {
     /// With respect to the scores of `p`.
-    pub wrt_p: Vec<Matrix<S>>,
+    pub wrt_p: PerLabel<S>,
     /// With respect to the scores of `q`.
-    pub wrt_q: Vec<Matrix<S>>,
-}
-
-impl<B: MatrixBackend> Model<B> {
-    /// The seeds `∂/∂μ_{eℓ}` of the expected attachment score against the
-    /// reference `heads[m − 1]` of every word `m` (and its `labels`).
-    fn attachment_seeds(
-        &self,
-        heads: &[usize],
-        labels: Option<&[usize]>,
-    ) -> Result<Vec<Matrix<B::Scalar>>> {
-        let n = self.n();
-        for (what, len) in [
-            ("reference heads", heads.len()),
-            ("reference labels", labels.map_or(n, <[usize]>::len)),
-        ] {
-            if len != n {
-                return Err(Error::Mismatch {
-                    what,
-                    expected: n,
-                    found: len,
-                });
-            }
-        }
-        let count = self.label_shares().map_or(1, |(k, _)| k);
-        let mut seeds = vec![Matrix::zeros(n + 1, n + 1); if labels.is_some() { count } else { 1 }];
-        let inv_n = B::Scalar::one() / B::Scalar::from_f64(n as f64);
-        for (i, &h) in heads.iter().enumerate() {
-            let arc = ArcRef {
-                head: h,
-                dependent: i + 1,
-                label: labels.map(|l| l[i]),
-            };
-            self.check_arc(arc)?;
-            seeds[arc.label.unwrap_or(0)][(h, i + 1)] = inv_n.clone();
-        }
-        Ok(seeds)
-    }
-
-    /// Expected attachment score against a reference tree:
-    /// `E[UAS] = (1/n) Σ_m μ(heads[m] → m)`, or the labeled score with label
-    /// marginals when `labels` is given. `O(n³)` once for the marginals.
-    ///
-    /// # Errors
-    /// [`Error::Mismatch`] for references of the wrong length,
-    /// [`Error::NoSuchArc`] for a reference arc not in the graph; as
-    /// [`Model::marginals`].
-    pub fn expected_attachment(
-        &self,
-        heads: &[usize],
-        labels: Option<&[usize]>,
-    ) -> Result<B::Scalar> {
-        let seeds = self.attachment_seeds(heads, labels)?;
-        let mu = if seeds.len() == 1 {
-            vec![self.marginals()?]
-        } else {
-            self.label_marginals()?
-        };
-        let mut total = B::Scalar::zero();
-        for (s, m) in seeds.iter().zip(&mu) {
-            for (a, b) in s.as_slice().iter().zip(m.as_slice()) {
-                if !a.is_zero() {
-                    total += a.clone() * b.clone();
-                }
-            }
-        }
-        Ok(total)
-    }
-
-    /// `∂ E[attachment] / ∂θ` by reverse mode, `O(n³)`.
-    ///
-    /// # Errors
-    /// As [`Model::expected_attachment`].
-    pub fn grad_expected_attachment(
-        &self,
-        heads: &[usize],
-        labels: Option<&[usize]>,
-    ) -> Result<Vec<Matrix<B::Scalar>>> {
-        let seeds = self.attachment_seeds(heads, labels)?;
-        self.label_marginals_vjp(&seeds)
-    }
-
-    fn ge_residual(
-        &self,
-        features: &ArcFeatures<B::Scalar>,
-        targets: &[B::Scalar],
-    ) -> Result<Vec<B::Scalar>> {
-        if targets.len() != features.dim() {
-            return Err(Error::Mismatch {
-                what: "GE targets against feature dimension",
-                expected: features.dim(),
-                found: targets.len(),
-            });
-        }
-        Ok(self
-            .expect_additive(features)?
-            .into_iter()
-            .zip(targets)
-            .map(|(e, t)| e - t.clone())
-            .collect())
-    }
-
-    /// The generalised-expectation objective `G = ‖E[f] − t‖²` for arc
-    /// features `f` and targets `t` (Druck, Mann & McCallum 2009),
-    /// `O(n³ + F' )` for `F'` stored feature non-zeros.
-    ///
-    /// # Errors
-    /// [`Error::Mismatch`] when `t` and `f` differ in dimension; as
-    /// [`Model::expect_additive`].
-    pub fn ge_objective(
-        &self,
-        features: &ArcFeatures<B::Scalar>,
-        targets: &[B::Scalar],
-    ) -> Result<B::Scalar> {
-        let mut g = B::Scalar::zero();
-        for r in self.ge_residual(features, targets)? {
-            g += r.clone() * r;
-        }
-        Ok(g)
-    }
-
-    /// `∂G/∂θ` by reverse mode seeded with `ḡ_e = 2 Σ_k (E[f]_k − t_k) f_{e,k}`:
-    /// `O(n³ + F')`, independent of the dimension beyond the seed.
-    ///
-    /// # Errors
-    /// As [`Model::ge_objective`].
-    pub fn grad_ge_objective(
-        &self,
-        features: &ArcFeatures<B::Scalar>,
-        targets: &[B::Scalar],
-    ) -> Result<Vec<Matrix<B::Scalar>>> {
-        let two = B::Scalar::from_f64(2.0);
-        let a: Vec<_> = self
-            .ge_residual(features, targets)?
-            .into_iter()
-            .map(|r| r * two.clone())
-            .collect();
-        let seeds = self.contract_features(features, &a)?;
-        self.label_marginals_vjp(&seeds)
-    }
-
-    /// Turns a gradient with respect to the scores into one with respect to
-    /// the weights, `∂F/∂w_{eℓ} = (∂F/∂θ_{eℓ}) / w_{eℓ}`; entries of
-    /// forbidden arcs are `0` (the score gradient carries no information
-    /// there). `O(|labels| n²)`.
-    pub fn weight_gradient_of(
-        &self,
-        score_gradient: &[Matrix<B::Scalar>],
-    ) -> Vec<Matrix<B::Scalar>> {
-        let w = self.weights();
-        let labels = score_gradient.len();
-        score_gradient
-            .iter()
-            .enumerate()
-            .map(|(l, g)| {
-                Matrix::from_fn(w.rows(), w.cols(), |h, m| {
-                    let mut wl = w[(h, m)].clone();
-                    if labels > 1 {
-                        wl *= self.share(ArcRef {
-                            head: h,
-                            dependent: m,
-                            label: Some(l),
-                        });
-                    }
-                    if wl.is_zero() {
-                        return B::Scalar::zero();
-                    }
-                    let unscaled = if self.column_shift()[m] == 0.0 {
-                        wl
-                    } else {
-                        wl * B::Scalar::from_f64(self.column_shift()[m].exp())
-                    };
-                    g[(h, m)].clone() / unscaled
-                })
-            })
-            .collect()
-    }
+    pub wrt_q: PerLabel<S>,
 }
 
 fn seeds_from<S: Scalar>(a: &[Matrix<Option<S>>], f: impl Fn(&S) -> S) -> Vec<Matrix<S>> {
@@ -531,7 +343,7 @@ fn log_ratio<S: Scalar>(
         .collect()
 }
 
-fn difference<S: Scalar>(a: &[Matrix<S>], b: &[Matrix<S>]) -> Vec<Matrix<S>> {
+fn difference<S: Scalar>(a: &[Matrix<S>], b: &[Matrix<S>]) -> PerLabel<S> {
     a.iter()
         .zip(b)
         .map(|(x, y)| {

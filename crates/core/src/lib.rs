@@ -18,7 +18,7 @@
 //!   Laplacian ([`elimination`]): `ln Z` and the marginals keep their digits
 //!   whatever the scales of the scores, at 2–3× the cost of a dense LU (the
 //!   command's default);
-//! * `spantree_faer::LogF64`: dense LU on column-shifted weights, so that
+//! * `spantree_faer::ShiftedF64`: dense LU on column-shifted weights, so that
 //!   `ln Z` never overflows; fast, but digits are lost when one column's
 //!   weights span many orders of magnitude;
 //! * `spantree_faer::F64`: dense LU on the weights as given;
@@ -40,7 +40,7 @@
 //!
 //! ```
 //! use spantree_core::{Graph, Model, Rooting};
-//! use spantree_faer::LogF64;
+//! use spantree_faer::ShiftedF64;
 //!
 //! let ninf = f64::NEG_INFINITY;
 //! // Scores of arcs h → m; row 0 is the root, column 0 and the diagonal do not exist.
@@ -51,7 +51,7 @@
 //!     [ninf, -1.0, 0.7, ninf],
 //! ];
 //! let graph = Graph::from_scores(&scores)?;
-//! let model = Model::new(LogF64, &graph, Rooting::Single)?;
+//! let model = Model::new(ShiftedF64, &graph, Rooting::Single)?;
 //! let log_z = model.log_partition()?;
 //! let mu = model.marginals()?;
 //! // Exactly one word attaches to the root.
@@ -60,9 +60,10 @@
 //! # Ok::<(), spantree_core::Error>(())
 //! ```
 
-pub mod backend;
+pub mod attachment;
 pub mod baseline;
 pub mod elimination;
+pub mod engine;
 pub mod error;
 pub mod expectation;
 pub mod gradient;
@@ -74,12 +75,12 @@ pub mod model;
 pub mod scalar;
 pub mod second_order;
 
-pub use backend::{Factorization, MatrixBackend};
+pub use engine::{Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared};
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
 pub use information::{Divergence, GradientPair};
 pub use matrix::Matrix;
-pub use model::{log_partition, marginals, Model};
-pub use scalar::{log_sum_exp, Scalar, Sign, Transcendental};
+pub use model::{arc_marginals, log_partition, Model};
+pub use scalar::{log_sum_exp, FromScore, Scalar, Sign, Transcendental};
 pub use second_order::SecondOrder;

@@ -116,6 +116,23 @@ impl Scalar for f64 {
     }
 }
 
+/// A scalar that may compute the weight `e^θ` of a score at its own
+/// precision: the ability high-precision floats have and `f64` lacks. The
+/// default, `None`, makes the core use `from_f64(θ.exp())`.
+pub trait FromScore: Scalar {
+    /// `e^θ` of a finite score rounded once to the type's precision, or
+    /// `None` when the type has no exponential of its own (or `e^θ`
+    /// overflows it).
+    fn from_score(score: f64) -> Option<Self> {
+        let _ = score;
+        None
+    }
+}
+
+impl FromScore for f64 {}
+
+impl FromScore for num_complex::Complex64 {}
+
 /// A scalar with a natural logarithm and an exponential: what entropy-type
 /// quantities need. `f64`, complex and high-precision floats have it; exact
 /// rationals do not (logarithms are not rational).

@@ -1,7 +1,7 @@
 //! Second-order expectations `E[r(d) s(d)ᵀ]`, covariances and arc-pair
 //! marginals (Zmigrod, Vieira & Cotterell 2021, "T2"; DESIGN.md §1.2–1.3).
 
-use crate::backend::MatrixBackend;
+use crate::engine::Engine;
 use crate::error::{ArcRef, Result};
 use crate::expectation::ArcFeatures;
 use crate::laplacian::arc_entries;
@@ -35,7 +35,7 @@ impl SecondOrder {
     }
 }
 
-impl<B: MatrixBackend> Model<B> {
+impl<E: Engine> Model<E> {
     /// `P(e ∈ d, f ∈ d)` for a labeled or unlabeled pair, from `X`:
     /// `w_e w_f Σ_{(i,j,σ) ∈ e} Σ_{(k,l,τ) ∈ f} σ τ (X[j][i] X[l][k] − X[j][k] X[l][i])`
     /// for arcs into different words (second derivative of the determinant,
@@ -43,25 +43,25 @@ impl<B: MatrixBackend> Model<B> {
     /// times the label shares. `O(1)`.
     pub(crate) fn pair(
         &self,
-        x: &Matrix<B::Scalar>,
-        mu: &Matrix<B::Scalar>,
+        x: &Matrix<E::Scalar>,
+        mu: &Matrix<E::Scalar>,
         e: ArcRef,
         f: ArcRef,
-    ) -> B::Scalar {
+    ) -> E::Scalar {
         let (eh, em, fh, fm) = (e.head, e.dependent, f.head, f.dependent);
         if (eh, em) == (fh, fm) {
             return match (e.label, f.label) {
-                (Some(a), Some(b)) if a != b => B::Scalar::zero(),
+                (Some(a), Some(b)) if a != b => E::Scalar::zero(),
                 (Some(_), _) => mu[(eh, em)].clone() * self.share(e),
                 (None, _) => mu[(eh, em)].clone() * self.share(f),
             };
         }
         let w = self.weights();
         if em == fm || w[(eh, em)].is_zero() || w[(fh, fm)].is_zero() {
-            return B::Scalar::zero();
+            return E::Scalar::zero();
         }
         let rooting = self.rooting();
-        let mut d = B::Scalar::zero();
+        let mut d = E::Scalar::zero();
         for (i, j, s1) in arc_entries(rooting, eh, em).into_iter().flatten() {
             for (k, l, s2) in arc_entries(rooting, fh, fm).into_iter().flatten() {
                 let mut t = x[(j, i)].clone() * x[(l, k)].clone();
@@ -94,7 +94,7 @@ impl<B: MatrixBackend> Model<B> {
     /// assert!((p[0] - 3.0 / 13.0).abs() < 1e-12);
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
-    pub fn pair_marginals(&self, pairs: &[(ArcRef, ArcRef)]) -> Result<Vec<B::Scalar>> {
+    pub fn pair_marginals(&self, pairs: &[(ArcRef, ArcRef)]) -> Result<Vec<E::Scalar>> {
         let x = self.inverse()?;
         let mu = self.marginals()?;
         pairs
@@ -109,8 +109,8 @@ impl<B: MatrixBackend> Model<B> {
 
     fn resolve(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
         algorithm: SecondOrder,
     ) -> Result<SecondOrder> {
         // Every feature arc is checked once, whichever route runs.
@@ -143,10 +143,10 @@ impl<B: MatrixBackend> Model<B> {
     /// [`Error::NoSuchArc`](crate::Error::NoSuchArc); as [`Model::marginals`].
     pub fn covariance(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
         algorithm: SecondOrder,
-    ) -> Result<Matrix<B::Scalar>> {
+    ) -> Result<Matrix<E::Scalar>> {
         match self.resolve(r, s, algorithm)? {
             SecondOrder::Hessian => {
                 let c = self.second_moment_by_pairs(r, s)?;
@@ -162,10 +162,10 @@ impl<B: MatrixBackend> Model<B> {
     /// As [`Model::covariance`].
     pub fn expect_second_order(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
         algorithm: SecondOrder,
-    ) -> Result<Matrix<B::Scalar>> {
+    ) -> Result<Matrix<E::Scalar>> {
         match self.resolve(r, s, algorithm)? {
             SecondOrder::Hessian => self.second_moment_by_pairs(r, s),
             _ => {
@@ -182,10 +182,10 @@ impl<B: MatrixBackend> Model<B> {
     /// As [`Model::covariance`].
     pub fn total_second_order(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
         algorithm: SecondOrder,
-    ) -> Result<Matrix<B::Scalar>> {
+    ) -> Result<Matrix<E::Scalar>> {
         let z = self.partition()?;
         Ok(self
             .expect_second_order(r, s, algorithm)?
@@ -195,11 +195,11 @@ impl<B: MatrixBackend> Model<B> {
     /// `c ± E[r] E[s]ᵀ`: between the second moment and the covariance.
     fn add_mean_product(
         &self,
-        mut c: Matrix<B::Scalar>,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
+        mut c: Matrix<E::Scalar>,
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
         add: bool,
-    ) -> Result<Matrix<B::Scalar>> {
+    ) -> Result<Matrix<E::Scalar>> {
         let (er, es) = (self.expect_additive(r)?, self.expect_additive(s)?);
         for (i, a) in er.iter().enumerate() {
             for (j, b) in es.iter().enumerate() {
@@ -216,9 +216,9 @@ impl<B: MatrixBackend> Model<B> {
 
     fn second_moment_by_pairs(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
-    ) -> Result<Matrix<B::Scalar>> {
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
+    ) -> Result<Matrix<E::Scalar>> {
         let x = self.inverse()?;
         let mu = self.marginals()?;
         let mut t = Matrix::zeros(r.dim(), s.dim());
@@ -241,17 +241,17 @@ impl<B: MatrixBackend> Model<B> {
 
     fn covariance_by_reverse_mode(
         &self,
-        r: &ArcFeatures<B::Scalar>,
-        s: &ArcFeatures<B::Scalar>,
-    ) -> Result<Matrix<B::Scalar>> {
+        r: &ArcFeatures<E::Scalar>,
+        s: &ArcFeatures<E::Scalar>,
+    ) -> Result<Matrix<E::Scalar>> {
         // The entries of r by coordinate, so each seed costs O(its entries).
-        let mut by_coordinate: Vec<Vec<(ArcRef, B::Scalar)>> = vec![Vec::new(); r.dim()];
+        let mut by_coordinate: Vec<Vec<(ArcRef, E::Scalar)>> = vec![Vec::new(); r.dim()];
         for (arc, values) in r.entries() {
             for (i, v) in values {
                 by_coordinate[*i].push((*arc, v.clone()));
             }
         }
-        let labels = self.label_shares().map_or(1, |(k, _)| k);
+        let labels = self.labels();
         let n1 = self.n() + 1;
         let mut c = Matrix::zeros(r.dim(), s.dim());
         for (i, entries) in by_coordinate.iter().enumerate() {
@@ -272,7 +272,7 @@ impl<B: MatrixBackend> Model<B> {
             for (f, values) in s.entries() {
                 let d = match f.label {
                     Some(l) => g[l][(f.head, f.dependent)].clone(),
-                    None => g.iter().fold(B::Scalar::zero(), |acc, gl| {
+                    None => g.iter().fold(E::Scalar::zero(), |acc, gl| {
                         acc + gl[(f.head, f.dependent)].clone()
                     }),
                 };

@@ -7,7 +7,7 @@
 use num_complex::Complex64;
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_core::{ArcFeatures, ArcRef, Graph, Matrix, Model, Rooting, Scalar};
-use spantree_faer::{Complex, LogF64};
+use spantree_faer::{Complex, ShiftedF64};
 
 const H: f64 = 1e-30;
 
@@ -155,7 +155,7 @@ fn cases() -> Vec<Case> {
 fn log_partition_gradient_is_the_marginals() {
     let mut rng = SplitMix64::new(1);
     for case in cases() {
-        let model = Model::new(LogF64, &case.graph(), case.rooting).unwrap();
+        let model = Model::new(ShiftedF64, &case.graph(), case.rooting).unwrap();
         let arcs = case.arcs(&mut rng);
         case.check(
             "∂ln Z/∂θ",
@@ -170,7 +170,7 @@ fn log_partition_gradient_is_the_marginals() {
 fn entropy_cross_entropy_and_kl_gradients() {
     let mut rng = SplitMix64::new(2);
     for case in cases() {
-        let p = Model::new(LogF64, &case.graph(), case.rooting).unwrap();
+        let p = Model::new(ShiftedF64, &case.graph(), case.rooting).unwrap();
         let q_case = Case {
             scores: case
                 .scores
@@ -179,7 +179,7 @@ fn entropy_cross_entropy_and_kl_gradients() {
                 .collect(),
             rooting: case.rooting,
         };
-        let q = Model::new(LogF64, &q_case.graph(), case.rooting).unwrap();
+        let q = Model::new(ShiftedF64, &q_case.graph(), case.rooting).unwrap();
         let qc = q_case.perturbed(None);
         let pc = case.perturbed(None);
         let arcs = case.arcs(&mut rng);
@@ -208,7 +208,7 @@ fn attachment_and_ge_gradients() {
     let mut rng = SplitMix64::new(3);
     for case in cases() {
         let n = case.n();
-        let model = Model::new(LogF64, &case.graph(), case.rooting).unwrap();
+        let model = Model::new(ShiftedF64, &case.graph(), case.rooting).unwrap();
         // Reference: a chain 0 → 1 → 2 → … (allowed: no arc was forbidden for n < 6;
         // otherwise fall back to the best-scoring head of each word).
         let heads: Vec<usize> = (1..=n)

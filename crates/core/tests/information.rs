@@ -4,7 +4,7 @@
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_bruteforce::{LabeledWeights, Tree};
 use spantree_core::{ArcFeatures, ArcRef, Divergence, Graph, Matrix, Model, Rooting};
-use spantree_faer::{LogF64, F64};
+use spantree_faer::{ShiftedF64, F64};
 
 /// Every labeled tree with its (unnormalised) weight: `labels[m]` is the
 /// label of word `m`'s arc (index 0 unused).
@@ -150,7 +150,7 @@ fn entropy_and_its_gradient_match_brute_force() {
         let f64_model = Model::new(F64, &graph_of(&scores), rooting).unwrap();
         close(f64_model.entropy().unwrap(), h, "entropy");
         close_all(&f64_model.grad_entropy().unwrap(), &grad, "grad entropy");
-        let log_model = Model::new(LogF64, &graph_of(&scores), rooting).unwrap();
+        let log_model = Model::new(ShiftedF64, &graph_of(&scores), rooting).unwrap();
         close(log_model.entropy().unwrap(), h, "entropy");
         close_all(&log_model.grad_entropy().unwrap(), &grad, "grad entropy");
     }
@@ -170,8 +170,8 @@ fn cross_entropy_and_kl_match_brute_force() {
         let q = Oracle::new(&q_scores, rooting);
         let ce = p.expect(|t, l| -q.ln_p(t, l));
         let kl = p.expect(|t, l| p.ln_p(t, l) - q.ln_p(t, l));
-        let mp = Model::new(LogF64, &graph_of(&p_scores), rooting).unwrap();
-        let mq = Model::new(LogF64, &graph_of(&q_scores), rooting).unwrap();
+        let mp = Model::new(ShiftedF64, &graph_of(&p_scores), rooting).unwrap();
+        let mq = Model::new(ShiftedF64, &graph_of(&q_scores), rooting).unwrap();
         close(mp.cross_entropy(&mq).unwrap().to_f64(), ce, "cross-entropy");
         close(mp.kl_divergence(&mq).unwrap().to_f64(), kl, "KL");
         // ∂H(p,q)/∂θ^p = Cov_p(−ln q, 1_e); ∂/∂θ^q = μ^q − μ^p.
@@ -236,7 +236,7 @@ fn renyi_and_norms_match_brute_force() {
         let mut rng = SplitMix64::new(seed + 2);
         let scores = random_labeled(&mut rng, n, k);
         let oracle = Oracle::new(&scores, rooting);
-        let model = Model::new(LogF64, &graph_of(&scores), rooting).unwrap();
+        let model = Model::new(ShiftedF64, &graph_of(&scores), rooting).unwrap();
         let sum_pow = |a: f64| oracle.expect(|t, l| oracle.ln_p(t, l).mul_add(a - 1.0, 0.0).exp());
         for alpha in [0.0, 0.5, 2.0, 3.5] {
             let expected = if alpha == 0.0 {
@@ -398,8 +398,8 @@ fn identities_hold_on_larger_graphs() {
                     x
                 }
             });
-            let p = Model::new(LogF64, &graph_of(&[s]), rooting).unwrap();
-            let q = Model::new(LogF64, &graph_of(&[t]), rooting).unwrap();
+            let p = Model::new(ShiftedF64, &graph_of(&[s]), rooting).unwrap();
+            let q = Model::new(ShiftedF64, &graph_of(&[t]), rooting).unwrap();
             let h = p.entropy().unwrap();
             let trees = p.renyi_entropy(0.0).unwrap();
             // 0 ≤ H ≤ ln #trees (rel 1e-12: sums of n² terms of size ≤ ln n²).
@@ -502,7 +502,7 @@ fn an_overflowing_partition_is_a_typed_error_not_infinity() {
         [ninf, 800.0, ninf],
     ])
     .unwrap();
-    let m = Model::new(LogF64, &g, Rooting::Multi).unwrap();
+    let m = Model::new(ShiftedF64, &g, Rooting::Multi).unwrap();
     assert!((m.log_partition().unwrap() - (1600.0 + 3f64.ln())).abs() < 1e-12 * 1600.0);
     assert_eq!(
         m.partition().unwrap_err(),

@@ -4,7 +4,7 @@
 use indicatif::ProgressBar;
 use spantree_bruteforce::random::SplitMix64;
 use spantree_core::laplacian::{laplacian, weight_gradient};
-use spantree_core::{Factorization, Matrix, MatrixBackend, Rooting, Scalar};
+use spantree_core::{Engine, Factorization, Matrix, Rooting, Scalar};
 use spantree_exact::{Exact, Rational};
 use spantree_faer::F64;
 
@@ -114,9 +114,9 @@ pub fn run(opts: &Options, bar: &ProgressBar) -> Result<Vec<Point>, ReportError>
             let l = laplacian(&w, rooting);
             let exact_w = w.map(|&x| Rational::from_f64(x));
             let exact_l = laplacian(&exact_w, rooting);
-            let exact_lu = Exact.factorize(exact_l);
+            let exact_lu = Exact.lu(exact_l);
             let reference = weight_gradient(&exact_lu.adjugate(), rooting);
-            let lu = F64.factorize(l.clone());
+            let lu = F64.lu(l.clone());
             let by_inverse = match lu.inverse() {
                 Ok(mut x) => {
                     let z = lu.det();
@@ -126,7 +126,7 @@ pub fn run(opts: &Options, bar: &ProgressBar) -> Result<Vec<Point>, ReportError>
                 Err(_) => Matrix::from_fn(n, n, |_, _| f64::NAN),
             };
             let rounded = Exact
-                .factorize(l.map(|&x| Rational::from_f64(x)))
+                .lu(l.map(|&x| Rational::from_f64(x)))
                 .adjugate()
                 .map(|r| r.to_f64());
             let routes = [

@@ -2,10 +2,10 @@
 
 use indicatif::ProgressBar;
 use spantree_bruteforce::random::SplitMix64;
-use spantree_core::{Graph, Matrix, MatrixBackend, Model, Rooting, Transcendental};
+use spantree_core::{Engine, Graph, Matrix, Model, Rooting, Transcendental};
 use spantree_exact::rug::Float;
 use spantree_exact::{Exact, HighPrecision};
-use spantree_faer::{Accurate, LogAccurate, LogF64, F64};
+use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
 
 use super::data::{random_heads, ScoreModel};
 use super::util::{bits_against, fmt_time, time_adaptive, Table, ToReference, REFERENCE_BITS};
@@ -36,7 +36,7 @@ fn reference(g: &Graph) -> Result<Reference, ReportError> {
 
 fn float_answer<B>(backend: B, g: &Graph) -> Result<Answer, ReportError>
 where
-    B: MatrixBackend,
+    B: Engine,
     B::Scalar: Transcendental + ToReference,
 {
     let m = Model::new(backend, g, Rooting::Single)?;
@@ -49,7 +49,7 @@ where
 
 fn float_work<B>(backend: B, g: &Graph) -> Result<(), ReportError>
 where
-    B: MatrixBackend,
+    B: Engine,
     B::Scalar: Transcendental,
 {
     let m = Model::new(backend, g, Rooting::Single)?;
@@ -102,9 +102,9 @@ fn backends() -> Vec<Backend> {
     vec![
         ("F64", |g| float_answer(F64, g), |g| float_work(F64, g)),
         (
-            "LogF64",
-            |g| float_answer(LogF64, g),
-            |g| float_work(LogF64, g),
+            "ShiftedF64",
+            |g| float_answer(ShiftedF64, g),
+            |g| float_work(ShiftedF64, g),
         ),
         (
             "Accurate",

@@ -1,0 +1,107 @@
+//! Answers from a dense factorisation of the Laplacian.
+
+use std::sync::OnceLock;
+
+use super::{Factorization, Factors};
+use crate::error::Numerical;
+use crate::graph::Rooting;
+use crate::laplacian::{laplacian, weight_gradient};
+use crate::matrix::Matrix;
+use crate::scalar::{Scalar, Sign};
+
+/// The Laplacian of a graph's prepared weights under a dense factorisation
+/// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
+/// `X = L⁻¹` (formed once; `G` reads one or two entries of `X` per arc,
+/// [`weight_gradient`]), solves and the adjugate from `F`.
+#[derive(Debug)]
+pub struct Dense<F: Factorization> {
+    weights: Matrix<F::Scalar>,
+    rooting: Rooting,
+    lu: F,
+    inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+}
+
+impl<F: Factorization> Dense<F> {
+    /// Builds the Laplacian of `weights` for `rooting` and factorises it with
+    /// `factorize`, `O(n³)`.
+    pub fn new(
+        weights: Matrix<F::Scalar>,
+        rooting: Rooting,
+        factorize: impl FnOnce(Matrix<F::Scalar>) -> F,
+    ) -> Self {
+        let lu = factorize(laplacian(&weights, rooting));
+        Dense {
+            weights,
+            rooting,
+            lu,
+            inverse: OnceLock::new(),
+        }
+    }
+
+    /// The dense factorisation.
+    pub fn lu(&self) -> &F {
+        &self.lu
+    }
+}
+
+impl<F: Factorization> Factors for Dense<F> {
+    type Scalar = F::Scalar;
+
+    fn weights(&self) -> &Matrix<F::Scalar> {
+        &self.weights
+    }
+
+    fn rooting(&self) -> Rooting {
+        self.rooting
+    }
+
+    fn zero_pivot(&self) -> Option<usize> {
+        self.lu.zero_pivot()
+    }
+
+    fn det(&self) -> F::Scalar {
+        self.lu.det()
+    }
+
+    fn ln_abs_det(&self) -> (Sign, f64) {
+        self.lu.ln_abs_det()
+    }
+
+    fn inverse(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+        self.inverse
+            .get_or_init(|| self.lu.inverse())
+            .as_ref()
+            .map_err(|&e| e)
+    }
+
+    fn solve(&self, rhs: &mut Matrix<F::Scalar>) -> Result<(), Numerical> {
+        self.lu.solve(rhs)
+    }
+
+    fn solve_transpose(&self, rhs: &mut Matrix<F::Scalar>) -> Result<(), Numerical> {
+        self.lu.solve_transpose(rhs)
+    }
+
+    fn adjugate(&self) -> Matrix<F::Scalar> {
+        self.lu.adjugate()
+    }
+}
+
+/// `μ = w ⊙ weight_gradient(X)`: the marginals from the inverse of the
+/// Laplacian (Koo et al. 2007; `∂ ln Z / ∂w = weight_gradient(X)` by Jacobi's
+/// formula). `O(n²)`.
+pub(crate) fn marginals_from_inverse<S: Scalar>(
+    weights: &Matrix<S>,
+    x: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    let mut mu = weight_gradient(x, rooting);
+    for (m, w) in mu.as_mut_slice().iter_mut().zip(weights.as_slice()) {
+        if w.is_zero() {
+            *m = S::zero();
+        } else {
+            *m *= w;
+        }
+    }
+    mu
+}

@@ -1,0 +1,254 @@
+//! Graph weights in an engine's number type.
+
+use std::ops::{Deref, DerefMut, Index, IndexMut};
+
+use crate::error::{ArcRef, Error, Result};
+use crate::graph::{Graph, Potentials};
+use crate::matrix::Matrix;
+use crate::scalar::{FromScore, Scalar};
+
+/// One `(n+1) × (n+1)` matrix per label, indexed `[(ℓ, h, m)]`: label
+/// marginals, label shares and the gradients with respect to labeled scores
+/// (one matrix in all for an unlabeled graph). Dereferences to the slice of
+/// matrices, so `g[ℓ]` is label `ℓ`'s matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerLabel<S>(Vec<Matrix<S>>);
+
+impl<S> PerLabel<S> {
+    /// The matrices, label by label.
+    pub fn new(matrices: Vec<Matrix<S>>) -> Self {
+        PerLabel(matrices)
+    }
+
+    /// The number of labels.
+    pub fn labels(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The matrices, label by label, by value.
+    pub fn into_vec(self) -> Vec<Matrix<S>> {
+        self.0
+    }
+}
+
+impl<S: Scalar> PerLabel<S> {
+    /// `labels` zero matrices of `(n+1) × (n+1)`.
+    pub fn zeros(labels: usize, n: usize) -> Self {
+        PerLabel(vec![Matrix::zeros(n + 1, n + 1); labels])
+    }
+}
+
+impl<S> Deref for PerLabel<S> {
+    type Target = [Matrix<S>];
+    fn deref(&self) -> &[Matrix<S>] {
+        &self.0
+    }
+}
+
+impl<S> DerefMut for PerLabel<S> {
+    fn deref_mut(&mut self) -> &mut [Matrix<S>] {
+        &mut self.0
+    }
+}
+
+impl<S> Index<(usize, usize, usize)> for PerLabel<S> {
+    type Output = S;
+    fn index(&self, (l, h, m): (usize, usize, usize)) -> &S {
+        &self.0[l][(h, m)]
+    }
+}
+
+impl<S> IndexMut<(usize, usize, usize)> for PerLabel<S> {
+    fn index_mut(&mut self, (l, h, m): (usize, usize, usize)) -> &mut S {
+        &mut self.0[l][(h, m)]
+    }
+}
+
+impl<S> Index<usize> for PerLabel<S> {
+    type Output = Matrix<S>;
+    fn index(&self, l: usize) -> &Matrix<S> {
+        &self.0[l]
+    }
+}
+
+impl<S> IndexMut<usize> for PerLabel<S> {
+    fn index_mut(&mut self, l: usize) -> &mut Matrix<S> {
+        &mut self.0[l]
+    }
+}
+
+impl<S> FromIterator<Matrix<S>> for PerLabel<S> {
+    fn from_iter<I: IntoIterator<Item = Matrix<S>>>(iter: I) -> Self {
+        PerLabel(iter.into_iter().collect())
+    }
+}
+
+impl<S: PartialEq> PartialEq<Vec<Matrix<S>>> for PerLabel<S> {
+    fn eq(&self, other: &Vec<Matrix<S>>) -> bool {
+        &self.0 == other
+    }
+}
+
+impl<S> From<Vec<Matrix<S>>> for PerLabel<S> {
+    fn from(matrices: Vec<Matrix<S>>) -> Self {
+        PerLabel(matrices)
+    }
+}
+
+impl<S> IntoIterator for PerLabel<S> {
+    type Item = Matrix<S>;
+    type IntoIter = std::vec::IntoIter<Matrix<S>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a, S> IntoIterator for &'a PerLabel<S> {
+    type Item = &'a Matrix<S>;
+    type IntoIter = std::slice::Iter<'a, Matrix<S>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// The collapsed weights `w(h → m) = Σ_ℓ w(h → m, ℓ)` of a graph in an
+/// engine's number type, possibly divided column by column by `e^{c_m}`
+/// (an engine's private policy: the marginals do not change and
+/// `ln Z = ln det L(w) + Σ_m c_m`), and the label shares
+/// `w(h → m, ℓ) / w(h → m)` of a labeled graph.
+#[derive(Clone, Debug)]
+pub struct Prepared<S> {
+    pub(crate) weights: Matrix<S>,
+    pub(crate) shift: Vec<f64>,
+    pub(crate) ln_scale: f64,
+    pub(crate) shares: Option<PerLabel<S>>,
+}
+
+impl<S: FromScore> Prepared<S> {
+    /// The weights as given, converted by `convert` (weights) or as `e^θ`
+    /// (scores; [`FromScore::from_score`] where the type has its own
+    /// exponential, `f64`'s `exp` otherwise). Exact engines need this: `Z`
+    /// comes out exact. `O(|labels| n²)`.
+    ///
+    /// # Errors
+    /// [`Error::Overflow`] for a score whose weight is not a finite `f64`
+    /// (above ~709) on a type without its own exponential.
+    pub fn as_given<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Result<Self> {
+        let n = graph.n();
+        let mut weights = Matrix::zeros(n + 1, n + 1);
+        for m in 1..=n {
+            for h in (0..=n).filter(|&h| graph.is_allowed(h, m)) {
+                weights[(h, m)] = match graph.potentials() {
+                    Potentials::Weights => {
+                        let mut total = S::zero();
+                        for v in graph.values(h, m) {
+                            total += convert(v);
+                        }
+                        total
+                    }
+                    Potentials::Scores => {
+                        let lw = graph.log_weight(h, m);
+                        match own_weight::<S, W>(graph.values(h, m)) {
+                            Some(w) => w,
+                            None if lw.exp().is_finite() => S::from_f64(lw.exp()),
+                            None => {
+                                return Err(Error::Overflow {
+                                    arc: ArcRef {
+                                        head: h,
+                                        dependent: m,
+                                        label: None,
+                                    },
+                                    score: lw,
+                                })
+                            }
+                        }
+                    }
+                };
+            }
+        }
+        Ok(Prepared {
+            weights,
+            shift: vec![0.0; n + 1],
+            ln_scale: 0.0,
+            shares: shares(graph, &convert),
+        })
+    }
+
+    /// Every column `m` divided by its largest weight `e^{c_m}`, so that the
+    /// weights lie in `[0, 1]` and `ln Z = ln det L(w) + Σ_m c_m` never
+    /// overflows whatever the scores. `O(|labels| n²)`.
+    pub fn shifted<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Self {
+        let n = graph.n();
+        let mut weights = Matrix::zeros(n + 1, n + 1);
+        let mut shift = vec![0.0; n + 1];
+        for m in 1..=n {
+            let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
+            let c = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            shift[m] = if c.is_finite() { c } else { 0.0 };
+            for (h, lw) in logs.into_iter().enumerate() {
+                if lw > f64::NEG_INFINITY {
+                    weights[(h, m)] = S::from_f64((lw - shift[m]).exp());
+                }
+            }
+        }
+        Prepared {
+            weights,
+            ln_scale: shift.iter().sum(),
+            shift,
+            shares: shares(graph, &convert),
+        }
+    }
+}
+
+/// `Σ_ℓ e^{θ_ℓ}` at the type's own precision, where it has one.
+fn own_weight<S: FromScore, W: Scalar>(scores: &[W]) -> Option<S> {
+    let mut total = S::zero();
+    for s in scores {
+        let s = s.to_f64();
+        if s > f64::NEG_INFINITY {
+            total += S::from_score(s)?;
+        }
+    }
+    Some(total)
+}
+
+/// `w(h → m, ℓ) / Σ_ℓ' w(h → m, ℓ')` per label; `0` for forbidden arcs;
+/// `None` for unlabeled graphs.
+fn shares<S: FromScore, W: Scalar>(
+    graph: &Graph<W>,
+    convert: &impl Fn(&W) -> S,
+) -> Option<PerLabel<S>> {
+    if !graph.is_labeled() {
+        return None;
+    }
+    let (n, labels) = (graph.n(), graph.labels());
+    let own_precision = S::from_score(0.0).is_some();
+    let mut shares = PerLabel::zeros(labels, n);
+    for h in 0..=n {
+        for m in (0..=n).filter(|&m| graph.is_allowed(h, m)) {
+            let vals = graph.values(h, m);
+            let ws: Vec<S> = match graph.potentials() {
+                Potentials::Scores if own_precision => vals
+                    .iter()
+                    .map(|v| own_weight::<S, W>(std::slice::from_ref(v)).unwrap_or_else(S::zero))
+                    .collect(),
+                Potentials::Scores => {
+                    let total = graph.log_weight(h, m);
+                    for (l, v) in vals.iter().enumerate() {
+                        shares[(l, h, m)] = S::from_f64((v.to_f64() - total).exp());
+                    }
+                    continue;
+                }
+                Potentials::Weights => vals.iter().map(convert).collect(),
+            };
+            let mut total = S::zero();
+            for w in &ws {
+                total += w;
+            }
+            for (l, w) in ws.into_iter().enumerate() {
+                shares[(l, h, m)] = w / total.clone();
+            }
+        }
+    }
+    Some(shares)
+}
