@@ -13,11 +13,10 @@ use std::io::{self, BufWriter, Write};
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use spantree_api::input::{build_graph, RawLine};
+use spantree_api::record::process_line;
+use spantree_api::{Backend, BackendKind, Outcome, Quantity, Request};
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
-use spantree_cli::args::Quantity;
-use spantree_cli::engine::Backend;
-use spantree_cli::input::{build_graph, RawLine};
-use spantree_cli::record::{process_line, Outcome, Settings};
 use spantree_core::Rooting;
 
 fn main() -> io::Result<()> {
@@ -35,8 +34,8 @@ fn main() -> io::Result<()> {
                 .filter(|l| !l.is_empty())
                 .map(<[u8]>::to_vec)
                 .collect();
-            phases(spantree_faer::F64, "f64", &lines);
-            phases(spantree_faer::ShiftedF64, "log", &lines);
+            phases(spantree_faer::F64, BackendKind::F64, &lines);
+            phases(spantree_faer::ShiftedF64, BackendKind::Log, &lines);
             Ok(())
         }
         _ => {
@@ -74,10 +73,11 @@ fn generate(count: usize, n: usize) -> io::Result<()> {
 
 /// One thread: time of parsing and validating alone, then of the whole
 /// per-line work (parse, validate, factorise, marginals, write JSON).
-fn phases<E: Backend>(engine: E, name: &'static str, lines: &[Vec<u8>]) {
-    let settings = Settings::new(
+fn phases<B: Backend>(backend: B, kind: BackendKind, lines: &[Vec<u8>]) {
+    let name = kind.name();
+    let request = Request::unchecked(
+        kind,
         Rooting::Single,
-        name,
         &[Quantity::LogZ, Quantity::Marginals],
         false,
     );
@@ -85,7 +85,7 @@ fn phases<E: Backend>(engine: E, name: &'static str, lines: &[Vec<u8>]) {
     let mut valid = 0;
     for line in lines {
         if let Ok(raw) = RawLine::parse(line) {
-            valid += usize::from(build_graph::<E>(&raw).is_ok());
+            valid += usize::from(build_graph::<B>(&raw).is_ok());
         }
     }
     let parse = start.elapsed().as_secs_f64();
@@ -96,7 +96,7 @@ fn phases<E: Backend>(engine: E, name: &'static str, lines: &[Vec<u8>]) {
     let mut done = 0;
     for (i, line) in lines.iter().enumerate() {
         done +=
-            usize::from(process_line(&engine, &settings, i + 1, line, &mut out) == Outcome::Done);
+            usize::from(process_line(&backend, &request, i + 1, line, &mut out) == Outcome::Done);
         bytes += out.len();
     }
     let total = start.elapsed().as_secs_f64();

@@ -4,14 +4,15 @@ use std::io::{self, ErrorKind};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
+use spantree_api::BatchError;
 use spantree_cli::args::{Cli, Command};
 use spantree_cli::demo::{self, DemoError};
-use spantree_cli::infer::{self, RunError};
+use spantree_cli::infer;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Demo(args) => match demo::run(args.rooting.into(), &mut io::stdout().lock()) {
+        Command::Demo(args) => match demo::run(args.rooting, &mut io::stdout().lock()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(DemoError::Io(e)) if e.kind() == ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(e) => {
@@ -20,15 +21,18 @@ fn main() -> ExitCode {
             }
         },
         Command::Infer(args) => {
-            if let Err(message) = args.check() {
-                let mut cli = Cli::command();
-                cli.build();
-                let mut command = cli.find_subcommand("infer").cloned().unwrap_or(cli);
-                command
-                    .error(clap::error::ErrorKind::ArgumentConflict, message)
-                    .exit();
-            }
-            match infer::run(&args) {
+            let request = match args.request() {
+                Ok(request) => request,
+                Err(e) => {
+                    let mut cli = Cli::command();
+                    cli.build();
+                    let mut command = cli.find_subcommand("infer").cloned().unwrap_or(cli);
+                    command
+                        .error(clap::error::ErrorKind::ArgumentConflict, e)
+                        .exit();
+                }
+            };
+            match infer::run(&args, &request) {
                 Ok(summary) if summary.failed == 0 => ExitCode::SUCCESS,
                 Ok(summary) => {
                     eprintln!(
@@ -38,7 +42,7 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
                 // A reader that closed the pipe (`| head`) wants no more: not an error.
-                Err(RunError::Output(_, e)) if e.kind() == ErrorKind::BrokenPipe => {
+                Err(BatchError::Output(_, e)) if e.kind() == ErrorKind::BrokenPipe => {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

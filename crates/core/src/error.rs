@@ -235,3 +235,37 @@ impl From<Numerical> for Error {
 
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A stable `snake_case` name of the variant, for machine-readable
+    /// reports: the `"kind"` of the command's error records and of the
+    /// Python exceptions. Names never change once published; a new variant
+    /// gets a new name. `O(1)`.
+    ///
+    /// ```
+    /// use spantree_core::{Error, NoTree};
+    /// assert_eq!(Error::Empty.kind(), "empty");
+    /// assert_eq!(Error::NoSpanningTree(NoTree::NoRootArc).kind(), "no_spanning_tree");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Empty => "empty",
+            Error::Shape { .. } => "shape",
+            Error::NoLabels => "no_labels",
+            Error::LabelCount { .. } => "label_count",
+            Error::NotANumber { .. } => "not_a_number",
+            Error::Infinite { .. } => "infinite",
+            Error::NegativeWeight { .. } => "negative_weight",
+            Error::NonexistentArc { .. } => "nonexistent_arc",
+            Error::Overflow { .. } => "overflow",
+            Error::NoSuchArc { .. } => "no_such_arc",
+            Error::FeatureIndex { .. } => "feature_index",
+            Error::Mismatch { .. } => "mismatch",
+            Error::Parameter { .. } => "parameter",
+            Error::InfiniteDivergence { .. } => "infinite_divergence",
+            Error::Unsupported(_) => "unsupported",
+            Error::NoSpanningTree(_) => "no_spanning_tree",
+            Error::Numerical(_) => "numerical",
+        }
+    }
+}

@@ -1,4 +1,5 @@
-//! One input line: JSON to a validated [`Graph`].
+//! One input record (a JSON line): JSON to a validated [`Graph`] and the
+//! typed fields that some quantities read.
 //!
 //! The matrix is read cell by cell with visitors that know their position,
 //! so that even a JSON type error names the arc (`arc 2 → 3`).
@@ -8,90 +9,10 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
-use spantree_core::{ArcFeatures, ArcRef, Error, Graph, NoTree, Numerical, Scalar};
+use spantree_core::{ArcFeatures, ArcRef, Error, Graph, Scalar};
 
-use crate::engine::Backend;
-
-/// Why a line produced no result: a stable snake_case `kind` and a message
-/// that names the offending arc where there is one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LineError {
-    /// Stable machine-readable name: `"parse"`, `"shape"`, `"negative_weight"`, …
-    pub kind: &'static str,
-    /// A sentence for a person.
-    pub message: String,
-}
-
-impl LineError {
-    /// A line that is not valid JSON or not of the expected form.
-    pub fn parse(message: impl Into<String>) -> Self {
-        LineError {
-            kind: "parse",
-            message: message.into(),
-        }
-    }
-
-    /// A field the requested quantities need is absent (or `null`).
-    pub fn missing(field: &str, why: &str) -> Self {
-        LineError {
-            kind: "missing_field",
-            message: format!("missing {field:?}: {why}"),
-        }
-    }
-
-    /// The same error with `context` before its message.
-    pub fn within(mut self, context: &str) -> Self {
-        self.message = format!("{context}: {}", self.message);
-        self
-    }
-}
-
-impl fmt::Display for LineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)
-    }
-}
-
-impl From<Error> for LineError {
-    fn from(e: Error) -> Self {
-        let kind = match &e {
-            Error::Empty => "empty",
-            Error::Shape { .. } => "shape",
-            Error::NoLabels => "no_labels",
-            Error::LabelCount { .. } => "label_count",
-            Error::NotANumber { .. } => "not_a_number",
-            Error::Infinite { .. } => "infinite",
-            Error::NegativeWeight { .. } => "negative_weight",
-            Error::NonexistentArc { .. } => "nonexistent_arc",
-            Error::Overflow { .. } => "overflow",
-            Error::NoSpanningTree(_) => "no_spanning_tree",
-            Error::Numerical(_) => "numerical",
-            Error::NoSuchArc { .. } => "no_such_arc",
-            Error::FeatureIndex { .. } => "feature_index",
-            Error::Mismatch { .. } => "mismatch",
-            Error::Parameter { .. } => "parameter",
-            Error::Unsupported(_) => "unsupported",
-            Error::InfiniteDivergence { .. } => "infinite_divergence",
-            _ => "other",
-        };
-        LineError {
-            kind,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<NoTree> for LineError {
-    fn from(e: NoTree) -> Self {
-        Error::NoSpanningTree(e).into()
-    }
-}
-
-impl From<Numerical> for LineError {
-    fn from(e: Numerical) -> Self {
-        Error::Numerical(e).into()
-    }
-}
+use crate::backend::Backend;
+use crate::error::LineError;
 
 /// One value of the input matrix, before it is known to be a score or a weight.
 #[derive(Clone, Debug, PartialEq)]
@@ -400,7 +321,7 @@ impl<S: Scalar> LineGraph<S> {
 /// `"parse"` when neither or both of `"scores"` and `"weights"` are given or
 /// a value has the wrong type; otherwise the kind of the [`Error`] that
 /// [`Graph`] validation raised, with its message naming the arc.
-pub fn build_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
+pub fn build_graph<B: Backend>(line: &RawLine) -> Result<LineGraph<B::Scalar>, LineError> {
     match (&line.scores, &line.weights) {
         (Some(_), Some(_)) => Err(LineError::parse(
             "give either \"scores\" or \"weights\", not both",
@@ -408,7 +329,7 @@ pub fn build_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>, L
         (None, None) => Err(LineError::parse(
             "missing \"scores\" or \"weights\" (an (n+1)×(n+1) matrix)",
         )),
-        (scores, weights) => graph_of::<E>(scores.as_ref(), weights.as_ref()),
+        (scores, weights) => graph_of::<B>(scores.as_ref(), weights.as_ref()),
     }
 }
 
@@ -418,7 +339,7 @@ pub fn build_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>, L
 /// # Errors
 /// `"missing_field"` when neither is given, `"parse"` when both are; as
 /// [`build_graph`] otherwise, the message prefixed with the field.
-pub fn build_q_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>, LineError> {
+pub fn build_q_graph<B: Backend>(line: &RawLine) -> Result<LineGraph<B::Scalar>, LineError> {
     let read = |v: &Value, field: &str| {
         RawMatrix::deserialize(v).map_err(|e| LineError::parse(json_message(&e)).within(field))
     };
@@ -430,17 +351,17 @@ pub fn build_q_graph<E: Backend>(line: &RawLine) -> Result<LineGraph<E::Scalar>,
             "scores_q",
             "cross_entropy and kl need q as \"scores_q\" (or \"weights_q\"), in the layout of \"scores\"",
         )),
-        (Some(v), None) => graph_of::<E>(Some(&read(v, "in \"scores_q\"")?), None)
+        (Some(v), None) => graph_of::<B>(Some(&read(v, "in \"scores_q\"")?), None)
             .map_err(|e| e.within("in \"scores_q\"")),
-        (None, Some(v)) => graph_of::<E>(None, Some(&read(v, "in \"weights_q\"")?))
+        (None, Some(v)) => graph_of::<B>(None, Some(&read(v, "in \"weights_q\"")?))
             .map_err(|e| e.within("in \"weights_q\"")),
     }
 }
 
-fn graph_of<E: Backend>(
+fn graph_of<B: Backend>(
     scores: Option<&RawMatrix>,
     weights: Option<&RawMatrix>,
-) -> Result<LineGraph<E::Scalar>, LineError> {
+) -> Result<LineGraph<B::Scalar>, LineError> {
     match (scores, weights) {
         (Some(m), None) => {
             let read = |e: &Entry, arc: ArcRef| match e {
@@ -458,13 +379,13 @@ fn graph_of<E: Backend>(
         }
         (None, Some(m)) => {
             let read = |e: &Entry, arc: ArcRef| match e {
-                Entry::Null => Ok(E::Scalar::zero()),
-                Entry::Number(x) => Ok(E::Scalar::from_f64(*x)),
-                Entry::Text(t) => E::weight_from_str(t)
+                Entry::Null => Ok(B::Scalar::zero()),
+                Entry::Number(x) => Ok(B::Scalar::from_f64(*x)),
+                Entry::Text(t) => B::weight_from_str(t)
                     .map_err(|why| LineError::parse(format!("weight of {arc} {why}"))),
             };
-            let forbidden = |x: &E::Scalar| x.is_zero();
-            Ok(match tabulate(&m.0, read, forbidden, E::Scalar::zero())? {
+            let forbidden = |x: &B::Scalar| x.is_zero();
+            Ok(match tabulate(&m.0, read, forbidden, B::Scalar::zero())? {
                 Table::Plain(rows) => LineGraph::Weights(Graph::from_weights(&rows)?),
                 Table::Labeled(rows) => LineGraph::Weights(Graph::from_labeled_weights(&rows)?),
             })
@@ -667,14 +588,14 @@ fn kind_of(v: &Value) -> &'static str {
 
 /// A number of the line other than a weight (a feature value, a target): a
 /// JSON number, or on the exact backend a rational string.
-fn number<E: Backend>(v: &Value, what: &str) -> Result<E::Scalar, LineError> {
+fn number<B: Backend>(v: &Value, what: &str) -> Result<B::Scalar, LineError> {
     match v {
         Value::Number(x) => x
             .as_f64()
-            .map(E::Scalar::from_f64)
+            .map(B::Scalar::from_f64)
             .ok_or_else(|| LineError::parse(format!("{what} is not a finite number ({x})"))),
         Value::String(t) => {
-            E::weight_from_str(t).map_err(|why| LineError::parse(format!("{what} {why}")))
+            B::weight_from_str(t).map_err(|why| LineError::parse(format!("{what} {why}")))
         }
         other => Err(LineError::parse(format!(
             "{what} must be a number, found {}",
@@ -703,11 +624,11 @@ pub struct GeInputs<S> {
 /// the position of a malformed entry; `"no_such_arc"` for an entry whose arc
 /// (or label) is not in the graph; `"mismatch"` for an entry whose number of
 /// values is not the number of targets.
-pub fn ge_inputs<E: Backend>(
+pub fn ge_inputs<B: Backend>(
     line: &RawLine,
     n: usize,
     labels: usize,
-) -> Result<GeInputs<E::Scalar>, LineError> {
+) -> Result<GeInputs<B::Scalar>, LineError> {
     let need = "ge needs \"features\": [[h, m, [v1, …, vF]], …] and \"targets\": [t1, …, tF]";
     let (Some(features), Some(targets)) = (&line.features, &line.targets) else {
         let field = if line.features.is_none() {
@@ -726,9 +647,9 @@ pub fn ge_inputs<E: Backend>(
     let targets = targets
         .iter()
         .enumerate()
-        .map(|(i, t)| number::<E>(t, &format!("\"targets\"[{i}]")))
+        .map(|(i, t)| number::<B>(t, &format!("\"targets\"[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    let features = arc_features::<E>(features, "features", Some(targets.len()), n, labels)?;
+    let features = arc_features::<B>(features, "features", Some(targets.len()), n, labels)?;
     Ok(GeInputs { features, targets })
 }
 
@@ -737,11 +658,11 @@ pub fn ge_inputs<E: Backend>(
 ///
 /// # Errors
 /// `"missing_field"` without `"features"`; otherwise as [`arc_features`].
-pub fn covariance_inputs<E: Backend>(
+pub fn covariance_inputs<B: Backend>(
     line: &RawLine,
     n: usize,
     labels: usize,
-) -> Result<CovarianceInputs<E::Scalar>, LineError> {
+) -> Result<CovarianceInputs<B::Scalar>, LineError> {
     let Some(r) = &line.features else {
         return Err(LineError::missing(
             "features",
@@ -749,9 +670,9 @@ pub fn covariance_inputs<E: Backend>(
              (and optionally \"features_s\" in the same format)",
         ));
     };
-    let r = arc_features::<E>(r, "features", None, n, labels)?;
+    let r = arc_features::<B>(r, "features", None, n, labels)?;
     let s = match &line.features_s {
-        Some(s) => Some(arc_features::<E>(s, "features_s", None, n, labels)?),
+        Some(s) => Some(arc_features::<B>(s, "features_s", None, n, labels)?),
         None => None,
     };
     Ok(CovarianceInputs { r, s })
@@ -776,13 +697,13 @@ pub struct CovarianceInputs<S> {
 /// `"parse"` naming the position of a malformed entry; `"no_such_arc"` for
 /// an entry whose arc (or label) is not in the graph; `"mismatch"` for an
 /// entry with the wrong number of values.
-pub fn arc_features<E: Backend>(
+pub fn arc_features<B: Backend>(
     value: &Value,
     field: &str,
     dim: Option<usize>,
     n: usize,
     labels: usize,
-) -> Result<ArcFeatures<E::Scalar>, LineError> {
+) -> Result<ArcFeatures<B::Scalar>, LineError> {
     let Value::Array(entries) = value else {
         return Err(LineError::parse(format!(
             "{field:?} must be an array of [h, m, [v1, …, vF]] entries, found {}",
@@ -849,7 +770,7 @@ pub fn arc_features<E: Backend>(
         }
         let mut sparse = Vec::new();
         for (i, v) in values.iter().enumerate() {
-            let x = number::<E>(v, &format!("{at} value {i}"))?;
+            let x = number::<B>(v, &format!("{at} value {i}"))?;
             if !x.is_zero() {
                 sparse.push((i, x));
             }

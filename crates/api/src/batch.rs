@@ -1,0 +1,185 @@
+//! Batch execution: read a chunk of records, parse and compute them in
+//! parallel with rayon, write the results in input order, repeat. Line and
+//! output buffers are kept from chunk to chunk, so memory stays bounded for
+//! any input length. The output does not depend on the number of threads.
+
+use std::io::{self, BufRead, Write};
+
+use rayon::prelude::*;
+use rayon::ThreadPool;
+
+use crate::backend::{Backend, WithBackend};
+use crate::record::{process_line, Outcome, Request};
+
+/// At most this many records per chunk…
+pub const CHUNK_LINES: usize = 2048;
+/// …and about this many bytes, so that memory stays bounded for long sentences.
+pub const CHUNK_BYTES: usize = 8 << 20;
+
+/// Counts of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Lines read, blank ones included.
+    pub lines: usize,
+    /// Lines that became error records.
+    pub failed: usize,
+}
+
+/// A failure that stops the whole run (as opposed to one bad record, which
+/// becomes an error record).
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The input could not be read (its name, the cause).
+    #[error("cannot read {0}: {1}")]
+    Input(String, #[source] io::Error),
+    /// The output could not be written (its name, the cause).
+    #[error("cannot write {0}: {1}")]
+    Output(String, #[source] io::Error),
+    /// The thread pool could not be built.
+    #[error("cannot start the worker threads: {0}")]
+    Threads(String),
+}
+
+/// A rayon pool of `threads` workers (`None`: one per core).
+///
+/// # Errors
+/// [`BatchError::Threads`] when the threads cannot be started.
+pub fn thread_pool(threads: Option<usize>) -> Result<ThreadPool, BatchError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| BatchError::Threads(e.to_string()))
+}
+
+/// The streams of one run, with names for messages.
+pub struct Streams<'a> {
+    /// Where the JSON lines come from.
+    pub input: &'a mut dyn BufRead,
+    /// Its name for messages.
+    pub input_name: &'a str,
+    /// Where the results go.
+    pub output: &'a mut dyn Write,
+    /// Its name for messages.
+    pub output_name: &'a str,
+}
+
+/// Reusable buffers of one chunk of records.
+#[derive(Default)]
+struct Chunk {
+    lines: Vec<Vec<u8>>,
+    outputs: Vec<Vec<u8>>,
+    outcomes: Vec<Outcome>,
+    len: usize,
+}
+
+impl Chunk {
+    /// Reads up to [`CHUNK_LINES`] lines or about [`CHUNK_BYTES`]; returns the bytes read.
+    fn fill(&mut self, input: &mut dyn BufRead) -> io::Result<usize> {
+        self.len = 0;
+        let mut bytes = 0;
+        while self.len < CHUNK_LINES && bytes < CHUNK_BYTES {
+            if self.len == self.lines.len() {
+                self.lines.push(Vec::new());
+                self.outputs.push(Vec::new());
+                self.outcomes.push(Outcome::Blank);
+            }
+            let line = &mut self.lines[self.len];
+            line.clear();
+            let read = input.read_until(b'\n', line)?;
+            if read == 0 {
+                break;
+            }
+            bytes += read;
+            self.len += 1;
+        }
+        Ok(bytes)
+    }
+}
+
+/// Streams every line of `io.input` through the request's backend, in
+/// parallel on `pool`, writing one output line per non-blank input line, in
+/// input order; `progress` is told the bytes read after each chunk.
+///
+/// # Errors
+/// [`BatchError`] when reading or writing fails; bad records are not errors
+/// here but error records, counted in the [`Summary`].
+pub fn run(
+    request: &Request,
+    pool: &ThreadPool,
+    io: Streams<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Summary, BatchError> {
+    struct Task<'a, 'b> {
+        request: &'a Request,
+        pool: &'a ThreadPool,
+        io: Streams<'b>,
+        progress: &'a mut dyn FnMut(u64),
+    }
+    impl WithBackend for Task<'_, '_> {
+        type Output = Result<Summary, BatchError>;
+        fn run<B: Backend>(self, backend: &B) -> Self::Output {
+            stream(backend, self.request, self.pool, self.io, self.progress)
+        }
+    }
+    request.backend.dispatch(Task {
+        request,
+        pool,
+        io,
+        progress,
+    })
+}
+
+/// [`run`] on a backend given as a type (`backend` must be the one of
+/// `request.backend`).
+///
+/// # Errors
+/// As [`run`].
+pub fn stream<B: Backend>(
+    backend: &B,
+    request: &Request,
+    pool: &ThreadPool,
+    io: Streams<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Summary, BatchError> {
+    let mut chunk = Chunk::default();
+    let mut summary = Summary::default();
+    let write_err = |e| BatchError::Output(io.output_name.to_owned(), e);
+    loop {
+        let bytes = chunk
+            .fill(io.input)
+            .map_err(|e| BatchError::Input(io.input_name.to_owned(), e))?;
+        if chunk.len == 0 {
+            break;
+        }
+        let first = summary.lines;
+        let Chunk {
+            lines,
+            outputs,
+            outcomes,
+            len,
+        } = &mut chunk;
+        pool.install(|| {
+            lines[..*len]
+                .par_iter()
+                .zip(outputs[..*len].par_iter_mut())
+                .zip(outcomes[..*len].par_iter_mut())
+                .enumerate()
+                .for_each(|(i, ((line, out), outcome))| {
+                    *outcome = process_line(backend, request, first + i + 1, line, out);
+                });
+        });
+        for (out, outcome) in outputs[..*len].iter().zip(&outcomes[..*len]) {
+            match outcome {
+                Outcome::Blank => continue,
+                Outcome::Done => {}
+                Outcome::Failed => summary.failed += 1,
+            }
+            io.output.write_all(out).map_err(write_err)?;
+            io.output.write_all(b"\n").map_err(write_err)?;
+        }
+        summary.lines += *len;
+        progress(bytes as u64);
+    }
+    io.output.flush().map_err(write_err)?;
+    Ok(summary)
+}
