@@ -15,10 +15,10 @@ use crate::Lu;
 ///
 /// Cost: `n³/3` multiply-adds for `ln Z`, about `1.3 n³` more for the
 /// marginals (a divide and conquer, see [`spantree_core::elimination`]);
-/// measured 1.5–2.5× the time of [`crate::ShiftedF64`]'s dense LU plus inverse (crate docs).
-/// Everything else a [`Factorization`] answers (solves, inverse, adjugate:
-/// what gradients and second-order quantities use) comes from a dense LU of
-/// the Laplacian, formed on first use, with the accuracy of [`crate::ShiftedF64`].
+/// measured 1.5–2.5× the time of [`crate::ShiftedF64`]'s dense LU plus
+/// inverse. The factors are [`spantree_core::Eliminated`]: what the
+/// elimination does not answer itself comes from a dense LU of the
+/// Laplacian, formed on first use.
 ///
 /// ```
 /// use spantree_core::{Graph, Model, Rooting};

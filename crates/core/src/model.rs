@@ -206,7 +206,9 @@ impl<E: Engine> Model<E> {
     /// dense engines, the cancellation-free elimination on the accurate ones).
     ///
     /// # Errors
-    /// As [`Model::inverse`].
+    /// [`Error::NoSpanningTree`] when `Z = 0`; [`Error::Numerical`] when the
+    /// engine cannot compute them to working precision, or an entry is not
+    /// finite.
     ///
     /// ```
     /// use spantree_core::{Graph, Model, Rooting};
