@@ -62,6 +62,7 @@
 
 pub mod backend;
 pub mod baseline;
+pub mod decode;
 pub mod elimination;
 pub mod error;
 pub mod expectation;
@@ -73,6 +74,7 @@ pub mod matrix;
 pub mod model;
 pub mod scalar;
 pub mod second_order;
+pub mod tree;
 
 pub use backend::{Factorization, MatrixBackend};
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
@@ -83,3 +85,4 @@ pub use matrix::Matrix;
 pub use model::{log_partition, marginals, Model};
 pub use scalar::{log_sum_exp, Scalar, Sign, Transcendental};
 pub use second_order::SecondOrder;
+pub use tree::{Tree, TreeDefect};
