@@ -565,7 +565,7 @@ impl<W: Scalar> Graph<W> {
     /// ```
     /// use spantree_core::{Graph, Rooting};
     /// use spantree_exact::Rational;
-    /// let w = |x: i32| Rational::from(rug::Rational::from(x));
+    /// let w = |x: i32| Rational::from(x);
     /// let g = Graph::from_weights(&[
     ///     [w(0), w(3), w(1)],
     ///     [w(0), w(0), w(2)],

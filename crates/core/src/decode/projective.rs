@@ -421,7 +421,7 @@ impl<G: OrderedGroup> Chart<Max<G>> {
 ///
 /// ```
 /// use spantree_core::{decode::projective::max_projective, Rooting};
-/// // 2 → 1 and 0 → 3 would cross 1 → 3... the best projective tree avoids it.
+/// // Every word's best head: 0 → 3 → 2 → 1, a projective tree of score 10.
 /// let s = [
 ///     [None, Some(0.0), Some(0.0), Some(5.0)],
 ///     [None, None, Some(1.0), Some(4.0)],
@@ -429,7 +429,7 @@ impl<G: OrderedGroup> Chart<Max<G>> {
 ///     [None, Some(0.0), Some(2.0), None],
 /// ];
 /// let heads = max_projective(3, Rooting::Single, |h, m| s[h][m])?;
-/// assert_eq!(heads, vec![3, 1, 0]);
+/// assert_eq!(heads, vec![2, 3, 0]);
 /// # Ok::<(), spantree_core::Error>(())
 /// ```
 pub fn max_projective<G: OrderedGroup>(
