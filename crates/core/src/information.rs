@@ -280,7 +280,7 @@ where
         if alpha == f64::INFINITY {
             return Ok(B::Scalar::from_f64(self.min_entropy()?));
         }
-        if !(alpha >= 0.0) {
+        if alpha.is_nan() || alpha < 0.0 {
             return Err(Error::Parameter {
                 what: "the Rényi order α",
                 domain: "≥ 0 (∞ allowed)",

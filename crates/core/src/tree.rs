@@ -131,7 +131,11 @@ impl Tree {
     /// # Panics
     /// If `m` is not in `1..=n` (a programming error, not input).
     pub fn head(&self, m: usize) -> usize {
-        assert!(m >= 1 && m <= self.n(), "word {m} is not in 1..={}", self.n());
+        assert!(
+            m >= 1 && m <= self.n(),
+            "word {m} is not in 1..={}",
+            self.n()
+        );
         self.heads[m - 1]
     }
 
@@ -150,7 +154,11 @@ impl Tree {
     /// # Panics
     /// If `m` is not in `1..=n`.
     pub fn label(&self, m: usize) -> Option<usize> {
-        assert!(m >= 1 && m <= self.n(), "word {m} is not in 1..={}", self.n());
+        assert!(
+            m >= 1 && m <= self.n(),
+            "word {m} is not in 1..={}",
+            self.n()
+        );
         self.labels.as_ref().map(|l| l[m - 1])
     }
 
@@ -161,7 +169,10 @@ impl Tree {
 
     /// The words attached to the root, in increasing order (one for a single-root tree).
     pub fn root_children(&self) -> Vec<usize> {
-        self.arcs().filter(|&(h, _)| h == 0).map(|(_, m)| m).collect()
+        self.arcs()
+            .filter(|&(h, _)| h == 0)
+            .map(|(_, m)| m)
+            .collect()
     }
 
     /// Whether no two arcs cross when the root is placed before the first
@@ -170,9 +181,9 @@ impl Tree {
     pub fn is_projective(&self) -> bool {
         let spans: Vec<(usize, usize)> = self.arcs().map(|(h, m)| (h.min(m), h.max(m))).collect();
         spans.iter().enumerate().all(|(i, &(l1, r1))| {
-            spans[i + 1..]
-                .iter()
-                .all(|&(l2, r2)| !((l1 < l2 && l2 < r1 && r1 < r2) || (l2 < l1 && l1 < r2 && r2 < r1)))
+            spans[i + 1..].iter().all(|&(l2, r2)| {
+                !((l1 < l2 && l2 < r1 && r1 < r2) || (l2 < l1 && l1 < r2 && r2 < r1))
+            })
         })
     }
 

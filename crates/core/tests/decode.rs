@@ -59,7 +59,10 @@ fn check_decoder(scores: &Matrix<f64>, rooting: Rooting, exact: bool) -> Option<
             if exact {
                 assert_eq!(s, max, "{tree:?} under {rooting:?}");
             } else {
-                assert!((s - max).abs() <= SLACK * max.abs().max(1.0), "{s} vs {max}");
+                assert!(
+                    (s - max).abs() <= SLACK * max.abs().max(1.0),
+                    "{s} vs {max}"
+                );
             }
             if rooting == Rooting::Single {
                 assert_eq!(tree.root_children().len(), 1);
@@ -288,7 +291,9 @@ fn labeled_graphs_decode_to_the_best_labeled_tree() {
                         let max = best.to_f64_nearest().ln();
                         // ln of integers ≤ 9^n: a few ulps of rounding.
                         assert!((f.score(&fgraph).unwrap() - max).abs() < SLACK * max.max(1.0));
-                        assert!((f.weight(&graph).unwrap().to_f64_nearest().ln() - max).abs() < 1e-12);
+                        assert!(
+                            (f.weight(&graph).unwrap().to_f64_nearest().ln() - max).abs() < 1e-12
+                        );
                     }
                 }
             }
@@ -375,9 +380,14 @@ fn mbr_tree_maximises_expected_attachment() {
                 let mbr = model.mbr_tree().unwrap();
                 let eas = |heads: &[usize]| model.expected_attachment(heads, None).unwrap();
                 let mut best = f64::NEG_INFINITY;
-                for_each_tree(n, rooting, |h, m| graph.is_allowed(h, m), |t| {
-                    best = best.max(t.score(&mu) / n as f64);
-                });
+                for_each_tree(
+                    n,
+                    rooting,
+                    |h, m| graph.is_allowed(h, m),
+                    |t| {
+                        best = best.max(t.score(&mu) / n as f64);
+                    },
+                );
                 // Sums of n ≤ 6 marginals: rounding far below 1e-12.
                 assert!((eas(mbr.heads()) - best).abs() < 1e-12);
                 let mode = model.best_tree().unwrap();
@@ -525,21 +535,26 @@ fn trees_validate_and_know_their_projectivity() {
     assert_eq!(t.arcs().collect::<Vec<_>>(), vec![(0, 1), (1, 2), (1, 3)]);
     for n in 1..=5 {
         for rooting in Rooting::ALL {
-            for_each_tree(n, rooting, |_, _| true, |bt| {
-                let heads = heads_of(bt);
-                let descends = |mut x: usize, h: usize| {
-                    while x != 0 && x != h {
-                        x = heads[x - 1];
-                    }
-                    x == h
-                };
-                let projective = (1..=n).all(|m| {
-                    let h = heads[m - 1];
-                    (h.min(m) + 1..h.max(m)).all(|k| descends(k, h))
-                });
-                let tree = Tree::new(heads.clone()).unwrap();
-                assert_eq!(tree.is_projective(), projective, "{heads:?}");
-            });
+            for_each_tree(
+                n,
+                rooting,
+                |_, _| true,
+                |bt| {
+                    let heads = heads_of(bt);
+                    let descends = |mut x: usize, h: usize| {
+                        while x != 0 && x != h {
+                            x = heads[x - 1];
+                        }
+                        x == h
+                    };
+                    let projective = (1..=n).all(|m| {
+                        let h = heads[m - 1];
+                        (h.min(m) + 1..h.max(m)).all(|k| descends(k, h))
+                    });
+                    let tree = Tree::new(heads.clone()).unwrap();
+                    assert_eq!(tree.is_projective(), projective, "{heads:?}");
+                },
+            );
         }
     }
 }

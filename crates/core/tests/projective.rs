@@ -5,9 +5,7 @@
 use num_complex::Complex64;
 use spantree_bruteforce::random::{normal_scores, rows, weights_of, SplitMix64};
 use spantree_bruteforce::{for_each_tree, LabeledWeights};
-use spantree_core::decode::projective::{
-    max_projective, partition, Chart, Projective, Semiring,
-};
+use spantree_core::decode::projective::{max_projective, partition, Chart, Projective, Semiring};
 use spantree_core::decode::Multiplicative;
 use spantree_core::{log_sum_exp, Error, Graph, Matrix, Model, Rooting, Tree};
 use spantree_exact::Rational;
@@ -51,11 +49,20 @@ fn projective_tree_counts() {
         let graph = Graph::from_weights(&rows(&ones)).unwrap();
         for (rooting, counts) in [(Rooting::Single, single), (Rooting::Multi, multi)] {
             let z = partition(&graph, rooting).unwrap();
-            assert_eq!(z, Rational::from(counts[n - 1] as u64), "n = {n}, {rooting:?}");
+            assert_eq!(
+                z,
+                Rational::from(counts[n - 1] as u64),
+                "n = {n}, {rooting:?}"
+            );
             let mut enumerated = 0;
-            for_each_tree(n, rooting, |_, _| true, |t| {
-                enumerated += usize::from(is_projective(t));
-            });
+            for_each_tree(
+                n,
+                rooting,
+                |_, _| true,
+                |t| {
+                    enumerated += usize::from(is_projective(t));
+                },
+            );
             assert_eq!(enumerated, counts[n - 1]);
         }
     }
@@ -135,7 +142,9 @@ fn best_projective_tree_matches_enumeration() {
                 // The same decoder in exact rationals (weights 2^θ for integer θ).
                 if case % 3 == 2 {
                     let heads = max_projective(n, rooting, |h, m| {
-                        Some(Multiplicative(Rational::from(1u32 << scores[(h, m)] as u32)))
+                        Some(Multiplicative(Rational::from(
+                            1u32 << scores[(h, m)] as u32,
+                        )))
                     })
                     .unwrap();
                     let exact = Tree::new(heads).unwrap();
@@ -160,7 +169,10 @@ fn only_crossing_trees_give_no_projective_tree() {
     .unwrap();
     for rooting in Rooting::ALL {
         assert_eq!(g.best_tree(rooting).unwrap().heads(), &[2, 0, 1]);
-        assert_eq!(g.best_projective_tree(rooting), Err(Error::NoProjectiveTree));
+        assert_eq!(
+            g.best_projective_tree(rooting),
+            Err(Error::NoProjectiveTree)
+        );
         let p = Projective::new(&g, rooting).unwrap();
         assert_eq!(p.log_partition().unwrap(), ninf);
         assert_eq!(p.marginals(), Err(Error::NoProjectiveTree));
@@ -264,7 +276,10 @@ fn projective_partition_is_at_most_the_nonprojective_one() {
             let scores = normal_scores(&mut rng, n, 1.0, 0.0);
             let graph = graph_of(&scores);
             for rooting in Rooting::ALL {
-                let proj = Projective::new(&graph, rooting).unwrap().log_partition().unwrap();
+                let proj = Projective::new(&graph, rooting)
+                    .unwrap()
+                    .log_partition()
+                    .unwrap();
                 let full = Model::new(LogAccurate, &graph, rooting)
                     .unwrap()
                     .log_partition()

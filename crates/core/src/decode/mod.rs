@@ -15,8 +15,11 @@
 //!    give an arc `x → C` the score `max_{v ∈ C} θ(x → v) − θ(in(v))` (the
 //!    arc it would replace) and an arc `C → y` the score `max_{v ∈ C} θ(v → y)`,
 //!    and continue the path from `C`. Every node is created once and scans
-//!    one column, and contracting a `k`-cycle costs `O(k n)`: `O(n²)` in all,
-//!    on a dense `(n+1)²` matrix.
+//!    one row of incoming arcs, and contracting a `k`-cycle merges `k` rows
+//!    in `O(k n)`: `O(n²)` in all, on a dense `(n+1)²` matrix. (Rows stay
+//!    indexed by the original heads; arcs from inside a node are skipped when
+//!    its row is scanned, so the outgoing arcs `C → y` need no update and
+//!    every pass over the matrix is contiguous.)
 //! 2. *Expansion.* The contractions form a forest. Take the chosen arc of
 //!    every forest root; an arc entering word `m` of a contracted node breaks
 //!    the cycle arc into every node on the forest path from `m` up to that
@@ -53,9 +56,9 @@
 //!
 //! Whenever two candidates compare equal, the one at the smaller node number
 //! wins: a node's best incoming arc is the first maximum in the order
-//! `0, 1, …, n` of its source (a contracted node carries the smallest number
-//! of its members); a contracted node's arc from `x` comes from the member
-//! with the smallest number among the maximisers; unfinished words are
+//! `0, 1, …, n` of its original head; a contracted node's arc from `x` comes
+//! from the member with the smallest number among the maximisers (a
+//! contracted node is numbered by its smallest word); unfinished words are
 //! started in increasing order; a labeled arc takes its smallest maximising
 //! label. The output is thus a deterministic function of the scores, and it
 //! is a maximiser however many there are.
@@ -234,64 +237,63 @@ pub fn max_arborescence<G: OrderedGroup>(
         return Err(Error::Empty);
     }
     let n1 = n + 1;
-    let mut support = vec![0.0f64; n1 * n1];
     let mut scores = Vec::with_capacity(n1 * n1);
-    for h in 0..n1 {
-        for m in 0..n1 {
-            let s = if m == 0 || h == m { None } else { score(h, m) };
-            if s.is_some() {
-                support[h * n1 + m] = 1.0;
-            }
-            scores.push(s);
+    for m in 0..n1 {
+        for h in 0..n1 {
+            scores.push(if m == 0 || h == m { None } else { score(h, m) });
         }
     }
-    let rows: Vec<&[f64]> = support.chunks(n1).collect();
-    let check = Graph::from_weights(&rows)?.spanning_tree(rooting);
-    decode_checked(n, rooting, scores, check)
+    decode_or_explain(n, rooting, scores, || {
+        let rows: Vec<Vec<f64>> = (0..n1)
+            .map(|h| {
+                (0..n1)
+                    .map(|m| f64::from(u8::from(m != 0 && h != m && score(h, m).is_some())))
+                    .collect()
+            })
+            .collect();
+        match Graph::from_weights(&rows) {
+            Ok(g) => g.spanning_tree(rooting),
+            Err(_) => Err(NoTree::NoRootArc),
+        }
+    })
 }
 
-/// Decodes row-major `(n+1)²` scores `[h][m]` after the combinatorial check.
-fn decode_checked<G: OrderedGroup>(
+/// Decodes the scores `[m][h]` (row `m`: the arcs into node `m`, `(n+1)²`
+/// in all). Chu–Liu–Edmonds itself detects the absence of a tree (a node
+/// left without incoming arc, or more than one root child under the
+/// lexicographic order), so the combinatorial test `explain` (which gives the
+/// reason of [`Graph::spanning_tree`]) only runs on failure.
+pub(crate) fn decode_or_explain<G: OrderedGroup>(
     n: usize,
     rooting: Rooting,
     scores: Vec<Option<G>>,
-    check: std::result::Result<(), NoTree>,
+    explain: impl FnOnce() -> std::result::Result<(), NoTree>,
 ) -> Result<Vec<usize>> {
-    check.map_err(Error::NoSpanningTree)?;
     let n1 = n + 1;
     let heads = match rooting {
-        Rooting::Multi => chu_liu_edmonds(n, transpose(n1, scores)),
+        Rooting::Multi => chu_liu_edmonds(n, scores),
         Rooting::Single => {
-            let lex = scores
+            let lex: Vec<Option<Lex<G>>> = scores
                 .into_iter()
                 .enumerate()
                 .map(|(i, s)| {
                     s.map(|minor| Lex {
-                        major: -i64::from(i < n1),
+                        major: -i64::from(i % n1 == 0),
                         minor,
                     })
                 })
                 .collect();
-            chu_liu_edmonds(n, transpose(n1, lex))
+            chu_liu_edmonds(n, lex).filter(|heads| heads.iter().filter(|&&h| h == 0).count() == 1)
         }
     };
-    // A tree exists (checked above), and Chu–Liu–Edmonds finds one whenever
-    // one exists; the single-root count follows from the lexicographic order.
-    let heads = heads.ok_or(Error::NoSpanningTree(NoTree::NoRootArc))?;
-    debug_assert!(rooting == Rooting::Multi || heads.iter().filter(|&&h| h == 0).count() == 1);
-    Ok(heads)
-}
-
-/// Row-major `[h][m]` to row-major `[m][h]`: a node's incoming arcs contiguous.
-fn transpose<T>(n1: usize, v: Vec<Option<T>>) -> Vec<Option<T>> {
-    let mut slots: Vec<Option<Option<T>>> = v.into_iter().map(Some).collect();
-    let mut out = Vec::with_capacity(n1 * n1);
-    for m in 0..n1 {
-        for h in 0..n1 {
-            out.push(slots[h * n1 + m].take().flatten());
-        }
+    match heads {
+        Some(heads) => Ok(heads),
+        // Chu–Liu–Edmonds fails exactly when no tree exists; the fallback
+        // reason is unreachable.
+        None => Err(Error::NoSpanningTree(
+            explain().err().unwrap_or(NoTree::NoRootArc),
+        )),
     }
-    out
 }
 
 const NONE: usize = usize::MAX;
@@ -308,12 +310,19 @@ struct ForestNode<G> {
 
 /// Chu–Liu–Edmonds on the incoming-arc matrix `inc[m][h]` (row-major,
 /// `(n+1)²`), root `0`. `None` when some node has no incoming arc.
+///
+/// Every current node owns one row, indexed by the *original* source node:
+/// the row of a contracted node `C` holds, for every original `x`, the best
+/// reduced score of an arc from `x` into a member. Arcs whose source now
+/// lies inside the node itself are skipped when the row is scanned (through
+/// `slot_of`), so a contraction only merges the members' rows, contiguously,
+/// and never touches the columns: `O(k n)` per `k`-cycle, `O(n²)` in all.
 fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option<Vec<usize>> {
     let n1 = n + 1;
-    // The original arc behind every current arc, as `[m][h]` like `inc`.
-    let mut orig: Vec<(u32, u32)> = (0..n1 * n1)
-        .map(|i| ((i % n1) as u32, (i / n1) as u32))
-        .collect();
+    // The original dependent of the arc behind `inc[a][x]` (its head is `x`):
+    // `a` itself until slot `a` holds a contracted node.
+    let mut dep: Vec<u32> = vec![0; n1 * n1];
+    let mut contracted = vec![false; n1];
     let mut forest: Vec<ForestNode<G>> = (0..n1)
         .map(|_| ForestNode {
             parent: NONE,
@@ -322,15 +331,17 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
             in_score: None,
         })
         .collect();
-    // The forest node living in each slot (a contracted node takes the
-    // smallest slot of its members); `NONE` for slots merged away.
+    // Slots: a contracted node lives in the smallest slot of its members.
+    // `slot_of[x]`: the slot of the current node holding original node `x`.
+    let mut slot_of: Vec<usize> = (0..n1).collect();
+    let mut members: Vec<Vec<usize>> = (0..n1).map(|x| vec![x]).collect();
     let mut node_of_slot: Vec<usize> = (0..n1).collect();
     let mut finished = vec![false; n1];
     finished[0] = true;
     let mut on_path = vec![false; n1];
     let mut path: Vec<usize> = Vec::new();
     let mut new_row: Vec<Option<G>> = vec![None; n1];
-    let mut new_orig: Vec<(u32, u32)> = vec![(0, 0); n1];
+    let mut new_dep: Vec<u32> = vec![0; n1];
 
     for start in 1..n1 {
         if node_of_slot[start] == NONE || finished[start] {
@@ -338,20 +349,28 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
         }
         let mut a = start;
         loop {
-            // The best incoming arc of `a`: the first maximum in slot order.
+            // The best incoming arc of `a`: the first maximum in the order of
+            // the original head.
             let row = &inc[a * n1..(a + 1) * n1];
             let mut best: Option<(usize, &G)> = None;
-            for (u, s) in row.iter().enumerate() {
+            for (x, s) in row.iter().enumerate() {
                 if let Some(s) = s {
-                    if best.is_none_or(|(_, b)| s.compare(b) == Ordering::Greater) {
-                        best = Some((u, s));
+                    if slot_of[x] != a
+                        && best.is_none_or(|(_, b)| s.compare(b) == Ordering::Greater)
+                    {
+                        best = Some((x, s));
                     }
                 }
             }
-            let (u, s) = best?;
-            let (oh, om) = orig[a * n1 + u];
+            let (x, s) = best?;
+            let u = slot_of[x];
             let node = node_of_slot[a];
-            forest[node].in_arc = (oh as usize, om as usize);
+            let m = if contracted[a] {
+                dep[a * n1 + x] as usize
+            } else {
+                a
+            };
+            forest[node].in_arc = (x, m);
             forest[node].in_score = Some(s.clone());
             on_path[a] = true;
             path.push(a);
@@ -382,62 +401,50 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
             for &v in &cycle {
                 forest[node_of_slot[v]].parent = id;
             }
-            // Arcs x → C: the best over members v of θ(x → v) − θ(in(v)).
+            // Arcs x → C: the best over members v of θ(x → v) − θ(in(v)),
+            // ties to the smallest member.
             new_row.iter_mut().for_each(|x| *x = None);
             for &v in &cycle {
                 let in_v = forest[node_of_slot[v]]
                     .in_score
                     .clone()
                     .expect("cycle members have an incoming arc");
+                let base = v * n1;
                 for x in 0..n1 {
-                    let Some(s) = &inc[v * n1 + x] else { continue };
+                    let Some(s) = &inc[base + x] else { continue };
                     let cand = s.remove(&in_v);
                     if new_row[x]
                         .as_ref()
                         .is_none_or(|b| cand.compare(b) == Ordering::Greater)
                     {
                         new_row[x] = Some(cand);
-                        new_orig[x] = orig[v * n1 + x];
+                        new_dep[x] = if contracted[v] {
+                            dep[base + x]
+                        } else {
+                            v as u32
+                        };
                     }
                 }
             }
-            for &v in &cycle {
-                new_row[v] = None;
+            for &v in &cycle[1..] {
+                let moved = std::mem::take(&mut members[v]);
+                members[c].extend(moved);
+            }
+            for &x in &members[c] {
+                slot_of[x] = c;
+                // Arcs from inside the cycle are self-loops of C now.
+                new_row[x] = None;
             }
             for x in 0..n1 {
                 inc[c * n1 + x] = new_row[x].take();
-                orig[c * n1 + x] = new_orig[x];
-            }
-            // Arcs C → y: the best over members v of θ(v → y).
-            for y in 0..n1 {
-                if node_of_slot[y] == NONE || cycle.binary_search(&y).is_ok() {
-                    continue;
-                }
-                let base = y * n1;
-                let mut best = c;
-                for &v in &cycle[1..] {
-                    if let Some(s) = &inc[base + v] {
-                        if inc[base + best]
-                            .as_ref()
-                            .is_none_or(|b| s.compare(b) == Ordering::Greater)
-                        {
-                            best = v;
-                        }
-                    }
-                }
-                if best != c {
-                    inc[base + c] = inc[base + best].clone();
-                    orig[base + c] = orig[base + best];
-                }
-                for &v in &cycle[1..] {
-                    inc[base + v] = None;
-                }
+                dep[c * n1 + x] = new_dep[x];
             }
             for &v in &cycle {
                 on_path[v] = false;
                 node_of_slot[v] = NONE;
             }
             node_of_slot[c] = id;
+            contracted[c] = true;
             a = c;
         }
     }
@@ -462,31 +469,42 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
     Some(heads)
 }
 
-/// Per arc, the best label's value and its index (`None`: forbidden).
+/// Per arc, the best label's value and its index (`None`: forbidden), both
+/// `[m][h]` (the arcs into `m` contiguous).
 fn best_labels<W: Scalar, G: OrderedGroup>(
     graph: &Graph<W>,
     value: impl Fn(&W) -> Option<G>,
 ) -> (Vec<Option<G>>, Vec<usize>) {
     let n1 = graph.n() + 1;
-    let mut scores = Vec::with_capacity(n1 * n1);
-    let mut labels = Vec::with_capacity(n1 * n1);
-    for h in 0..n1 {
-        for m in 0..n1 {
-            let mut best: Option<(G, usize)> = None;
-            if m != 0 && h != m {
-                for (l, v) in graph.values(h, m).iter().enumerate() {
-                    if let Some(s) = value(v) {
-                        if best
-                            .as_ref()
-                            .is_none_or(|(b, _)| s.compare(b) == Ordering::Greater)
-                        {
-                            best = Some((s, l));
+    let mut scores = vec![None; n1 * n1];
+    let mut labels = vec![0; n1 * n1];
+    // The graph is stored `[h][m]`: visit it in tiles so that both the reads
+    // and the transposed writes stay in cache.
+    const TILE: usize = 32;
+    for h0 in (0..n1).step_by(TILE) {
+        for m0 in (0..n1).step_by(TILE) {
+            for h in h0..(h0 + TILE).min(n1) {
+                for m in m0..(m0 + TILE).min(n1) {
+                    if m == 0 || h == m {
+                        continue;
+                    }
+                    let mut best: Option<(G, usize)> = None;
+                    for (l, v) in graph.values(h, m).iter().enumerate() {
+                        if let Some(s) = value(v) {
+                            if best
+                                .as_ref()
+                                .is_none_or(|(b, _)| s.compare(b) == Ordering::Greater)
+                            {
+                                best = Some((s, l));
+                            }
                         }
+                    }
+                    if let Some((s, l)) = best {
+                        scores[m * n1 + h] = Some(s);
+                        labels[m * n1 + h] = l;
                     }
                 }
             }
-            labels.push(best.as_ref().map_or(0, |(_, l)| *l));
-            scores.push(best.map(|(s, _)| s));
         }
     }
     (scores, labels)
@@ -498,11 +516,11 @@ fn decode_graph<W: Scalar, G: OrderedGroup>(
     value: impl Fn(&W) -> Option<G>,
 ) -> Result<Tree> {
     let (scores, labels) = best_labels(graph, value);
-    let heads = decode_checked(graph.n(), rooting, scores, graph.spanning_tree(rooting))?;
+    let heads = decode_or_explain(graph.n(), rooting, scores, || graph.spanning_tree(rooting))?;
     finish_tree(graph.n(), graph.is_labeled(), heads, &labels)
 }
 
-/// The tree of `heads`, labeled by `labels[h][m]` when `labeled`.
+/// The tree of `heads`, labeled by `labels[m][h]` when `labeled`.
 pub(crate) fn finish_tree(
     n: usize,
     labeled: bool,
@@ -515,7 +533,7 @@ pub(crate) fn finish_tree(
     let ls = heads
         .iter()
         .enumerate()
-        .map(|(i, &h)| labels[h * (n + 1) + i + 1])
+        .map(|(i, &h)| labels[(i + 1) * (n + 1) + h])
         .collect();
     Tree::with_labels(heads, ls)
 }

@@ -1,7 +1,7 @@
 //! Decoding questions asked of a [`Model`]: its mode, its minimum-Bayes-risk
 //! tree, the probability of a given tree and the min-entropy.
 
-use super::{decode_checked, finish_tree, max_arborescence, Additive, OrderedGroup};
+use super::{decode_or_explain, finish_tree, max_arborescence, Additive, OrderedGroup};
 use crate::backend::MatrixBackend;
 use crate::error::{Error, Result};
 use crate::graph::Rooting;
@@ -65,8 +65,9 @@ impl<B: MatrixBackend> Model<B> {
         let graph = self.graph();
         let mut scores: Vec<Option<Additive<B::Scalar>>> = Vec::with_capacity(n1 * n1);
         let mut labels = Vec::with_capacity(n1 * n1);
-        for h in 0..n1 {
-            for m in 0..n1 {
+        // `[m][h]`: the arcs into `m` contiguous, as the decoder wants them.
+        for m in 0..n1 {
+            for h in 0..n1 {
                 let allowed = m != 0
                     && h != m
                     && match graph {
@@ -90,8 +91,10 @@ impl<B: MatrixBackend> Model<B> {
             }
         }
         let heads = match graph {
-            Some(g) => decode_checked(n, self.rooting(), scores, g.spanning_tree(self.rooting()))?,
-            None => max_arborescence(n, self.rooting(), |h, m| scores[h * n1 + m].clone())?,
+            Some(g) => decode_or_explain(n, self.rooting(), scores, || {
+                g.spanning_tree(self.rooting())
+            })?,
+            None => max_arborescence(n, self.rooting(), |h, m| scores[m * n1 + h].clone())?,
         };
         finish_tree(n, mu.len() > 1, heads, &labels)
     }

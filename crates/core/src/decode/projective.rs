@@ -376,14 +376,20 @@ impl<G: OrderedGroup> Chart<Max<G>> {
             match item {
                 Item::CompleteRight => {
                     let r = (s + 1..=t).find(|&r| {
-                        equal(&self.ir[s * n1 + r].times(&self.cr[r * n1 + t]), &self.cr[st])
+                        equal(
+                            &self.ir[s * n1 + r].times(&self.cr[r * n1 + t]),
+                            &self.cr[st],
+                        )
                     })?;
                     stack.push((Item::Incomplete { head_left: true }, s, r));
                     stack.push((Item::CompleteRight, r, t));
                 }
                 Item::CompleteLeft => {
                     let r = (s..t).find(|&r| {
-                        equal(&self.cl[s * n1 + r].times(&self.il[r * n1 + t]), &self.cl[st])
+                        equal(
+                            &self.cl[s * n1 + r].times(&self.il[r * n1 + t]),
+                            &self.cl[st],
+                        )
                     })?;
                     stack.push((Item::CompleteLeft, s, r));
                     stack.push((Item::Incomplete { head_left: false }, r, t));
@@ -487,7 +493,7 @@ impl Graph<f64> {
             (s > f64::NEG_INFINITY).then_some(s)
         });
         let n1 = self.n() + 1;
-        let heads = max_projective(self.n(), rooting, |h, m| scores[h * n1 + m])?;
+        let heads = max_projective(self.n(), rooting, |h, m| scores[m * n1 + h])?;
         finish_tree(self.n(), self.is_labeled(), heads, &labels)
     }
 }
