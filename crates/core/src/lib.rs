@@ -31,6 +31,11 @@
 //! entropies ([`expectation`], [`information`]) with their gradients by
 //! hand-written reverse mode ([`gradient`]), second-order expectations
 //! ([`second_order`]) and the literature's slower algorithms ([`baseline`]).
+//! [`decode`] finds the best tree (maximum spanning arborescence, `O(n²)`,
+//! with an exact single-root constraint), the minimum-Bayes-risk tree, the
+//! probability of a given [`Tree`] and the min-entropy; its [`decode::projective`]
+//! module runs Eisner's chart for projective trees (best tree, `ln Z`,
+//! marginals, entropy and gradients).
 //!
 //! **Errors.** Input is validated once, when a [`Graph`] is built: NaN,
 //! infinite or negative weights, wrong shapes and `n = 0` are typed

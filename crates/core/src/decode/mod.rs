@@ -585,13 +585,14 @@ impl<W: Scalar> Graph<W> {
     /// use spantree_exact::Rational;
     /// let w = |x: i32| Rational::from(x);
     /// let g = Graph::from_weights(&[
-    ///     [w(0), w(3), w(1)],
+    ///     [w(0), w(3), w(2)],
     ///     [w(0), w(0), w(2)],
     ///     [w(0), w(5), w(0)],
     /// ])?;
+    /// // Single-root trees: {0→1, 1→2} of weight 3·2 = 6, {0→2, 2→1} of 2·5 = 10.
     /// let t = g.best_tree_exact(Rooting::Single)?;
     /// assert_eq!(t.heads(), &[2, 0]);
-    /// assert_eq!(t.weight(&g)?, w(5));
+    /// assert_eq!(t.weight(&g)?, w(10));
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn best_tree_exact(&self, rooting: Rooting) -> Result<Tree> {
