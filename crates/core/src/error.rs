@@ -225,6 +225,19 @@ pub enum Error {
     /// Floating-point linear algebra failed.
     #[error("numerical failure: {0}")]
     Numerical(Numerical),
+    // Trees and decoding
+    /// A head vector is not a tree over its words.
+    #[error("not a tree: word {word}: {reason}")]
+    InvalidTree {
+        /// The offending word, `1..=n`.
+        word: usize,
+        /// What is wrong.
+        reason: crate::tree::TreeDefect,
+    },
+    /// Spanning trees exist but none is projective (forbidden arcs leave only
+    /// crossing trees), so the projective distribution is empty.
+    #[error("no projective spanning tree: every tree the allowed arcs form has crossing arcs")]
+    NoProjectiveTree,
 }
 
 impl From<Numerical> for Error {
@@ -266,6 +279,8 @@ impl Error {
             Error::Unsupported(_) => "unsupported",
             Error::NoSpanningTree(_) => "no_spanning_tree",
             Error::Numerical(_) => "numerical",
+            Error::InvalidTree { .. } => "invalid_tree",
+            Error::NoProjectiveTree => "no_projective_tree",
         }
     }
 }

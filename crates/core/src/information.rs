@@ -262,16 +262,20 @@ where
     /// factorisation, of the graph of `w^α`. Near `α = 1` the quotient loses
     /// digits to cancellation (about `log10(1/|1 − α|)`). Non-increasing in `α`.
     ///
+    /// `α = ∞` gives the min-entropy `−ln max_d p(d)` ([`Model::min_entropy`]).
+    ///
     /// # Errors
-    /// [`Error::Parameter`] for `α` negative, NaN or infinite (min-entropy
-    /// needs the best tree, which decoding provides);
+    /// [`Error::Parameter`] for `α` negative or NaN; as [`Model::min_entropy`] for `α = ∞`;
     /// [`Error::Unsupported`] for models without an `f64` graph; as
     /// [`Model::log_partition`] for both models.
     pub fn renyi_entropy(&self, alpha: f64) -> Result<E::Scalar> {
-        if !(alpha >= 0.0 && alpha.is_finite()) {
+        if alpha == f64::INFINITY {
+            return Ok(E::Scalar::from_f64(self.min_entropy()?));
+        }
+        if alpha.is_nan() || alpha < 0.0 {
             return Err(Error::Parameter {
                 what: "the Rényi order α",
-                domain: "finite and ≥ 0",
+                domain: "≥ 0 (∞ allowed)",
                 value: alpha,
             });
         }

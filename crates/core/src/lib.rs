@@ -40,9 +40,11 @@
 //! | first-order expectations; second order | [`expectation`]; [`second_order`] |
 //! | entropies and divergences; attachment and GE | [`information`]; [`attachment`] |
 //! | reverse mode (`O(n³)` gradients) | [`gradient`] |
+//! | the best, MBR and projective trees; the [`Tree`] type | [`decode`], [`tree`] |
 //! | the literature's slower algorithms | [`baseline`] |
 //! | the mathematics, with the proofs' section numbers | [`mathematics`] |
 //!
+//! A new decoder or sampler goes in [`decode`] and returns a [`Tree`].
 //! A new engine implements [`Engine`] (a number type, a preparation and one
 //! of the two [`Factors`]) in its own crate; a new quantity is a method of
 //! [`Model`] in the module of its kind, plus its entry in the front end's
@@ -78,6 +80,7 @@
 
 pub mod attachment;
 pub mod baseline;
+pub mod decode;
 pub mod elimination;
 pub mod engine;
 pub mod error;
@@ -93,6 +96,7 @@ pub mod mathematics {}
 pub mod model;
 pub mod scalar;
 pub mod second_order;
+pub mod tree;
 
 pub use engine::{Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared};
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
@@ -103,3 +107,4 @@ pub use matrix::Matrix;
 pub use model::{arc_marginals, log_partition, Model};
 pub use scalar::{log_sum_exp, FromScore, Scalar, Sign, Transcendental};
 pub use second_order::SecondOrder;
+pub use tree::{Tree, TreeDefect};
