@@ -81,6 +81,15 @@ pub enum UsageError {
         /// The backend's name.
         backend: &'static str,
     },
+    /// A quantity that projective trees do not have (`--structure projective`).
+    #[error("{quantity} is not available for projective trees; with --structure projective: log_z, marginals, label_marginals, entropy, grad_entropy and best_tree")]
+    NotProjective {
+        /// The quantity.
+        quantity: &'static str,
+    },
+    /// Projective trees on the exact backend: the chart runs in `f64` log space.
+    #[error("--structure projective runs Eisner's chart in f64 log space; use a floating-point --backend")]
+    ProjectiveNeedsFloat,
     /// Exact rational output asked of a floating-point backend.
     #[error("--exact-output needs --backend exact")]
     ExactOutputNeedsExact,

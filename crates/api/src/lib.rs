@@ -48,5 +48,5 @@ pub use algorithm::{AlgorithmChoice, Algorithms};
 pub use backend::{parse_rooting, Backend, BackendKind, WithBackend};
 pub use batch::{BatchError, Summary};
 pub use error::{LineError, UsageError};
-pub use quantity::{Needs, Quantity, QuantityInfo, REGISTRY};
+pub use quantity::{Needs, Quantity, QuantityInfo, Structure, REGISTRY};
 pub use record::{Outcome, Request};

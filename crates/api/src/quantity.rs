@@ -53,6 +53,49 @@ pub enum Quantity {
     GradGe,
     /// `covariance`.
     Covariance,
+    /// `best_tree`.
+    BestTree,
+    /// `mbr_tree`.
+    MbrTree,
+}
+
+/// Which trees the distribution ranges over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Structure {
+    /// All spanning trees: the matrix-tree theorem and the maximum spanning
+    /// arborescence.
+    #[default]
+    Nonprojective,
+    /// Projective trees only (no crossing arcs): Eisner's chart for `ln Z`,
+    /// marginals, entropy, their gradients and the best tree.
+    Projective,
+}
+
+impl Structure {
+    /// `"nonprojective"` or `"projective"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Structure::Nonprojective => "nonprojective",
+            Structure::Projective => "projective",
+        }
+    }
+
+    /// Whether `quantity` is defined for this structure.
+    pub fn has(self, quantity: Quantity) -> bool {
+        match self {
+            Structure::Nonprojective => true,
+            Structure::Projective => matches!(
+                quantity,
+                Quantity::LogZ
+                    | Quantity::Marginals
+                    | Quantity::LabelMarginals
+                    | Quantity::Entropy
+                    | Quantity::GradEntropy
+                    | Quantity::BestTree
+            ),
+        }
+    }
 }
 
 /// What a quantity's name may be followed by.
@@ -60,8 +103,11 @@ pub enum Quantity {
 pub enum Param {
     /// Nothing: `entropy`.
     None,
-    /// `:ALPHA`, finite and `≥ 0` (Rényi orders); the placeholder.
+    /// `:ALPHA`, finite and `≥ 0`; the placeholder.
     NonNegative(&'static str),
+    /// `:ALPHA`, `≥ 0` or `inf` (Rényi orders: `∞` is the min-entropy); the
+    /// placeholder.
+    NonNegativeOrInfinite(&'static str),
     /// `:K`, finite and `> 0` (norm orders); the placeholder.
     Positive(&'static str),
 }
@@ -111,7 +157,9 @@ impl QuantityInfo {
     pub fn usage(&self) -> String {
         match self.param {
             Param::None => self.name.to_owned(),
-            Param::NonNegative(p) | Param::Positive(p) => format!("{}:{p}", self.name),
+            Param::NonNegative(p) | Param::NonNegativeOrInfinite(p) | Param::Positive(p) => {
+                format!("{}:{p}", self.name)
+            }
         }
     }
 }
@@ -174,9 +222,11 @@ pub static REGISTRY: &[QuantityInfo] = &[
         "the gradient of kl with respect to p's scores, and with respect to q's as \
          grad_kl_q; where KL(p || q) is +infinity an error record of kind \
          \"infinite_divergence\" naming the arc"),
-    row("renyi", Param::NonNegative("ALPHA"), Needs::Logarithms, &[], None, Quantity::Renyi,
+    row("renyi", Param::NonNegativeOrInfinite("ALPHA"), Needs::Logarithms, &[], None,
+        Quantity::Renyi,
         "the Renyi entropy ln(sum_d p(d)^ALPHA) / (1 - ALPHA), ALPHA >= 0 (0: the log of \
-         the number of trees; 1: entropy), a number; one order per run"),
+         the number of trees; 1: entropy; inf: the min-entropy -ln p(best tree)), a \
+         number; one order per run"),
     row("lp_norm", Param::Positive("K"), Needs::Logarithms, &[], None, Quantity::LpNorm,
         "(sum_d p(d)^K)^(1/K), K > 0, a number; one order per run"),
     row("expected_attachment", Param::None, Needs::Field, TREE, None,
@@ -201,6 +251,17 @@ pub static REGISTRY: &[QuantityInfo] = &[
          itself when the line has no \"features_s\"; R and S are the lengths of the \
          entries' value arrays (all equal within one field; an empty list has dimension 0); \
          \"targets\" is not read"),
+    row("best_tree", Param::None, Needs::Field, &[], None, |_| Quantity::BestTree,
+        "the highest-weight tree of the rooting (the maximum spanning arborescence, with \
+         the single-root constraint enforced exactly): {\"heads\": [h1, ..., hn], \
+         \"score\": s}, 0 the root, s the tree's log-weight (the sum of its arcs' scores); \
+         on labeled input also \"labels\": [l1, ..., ln], the best label of each arc; \
+         ties go to the lowest head (then label) index"),
+    row("mbr_tree", Param::None, Needs::Field, &[], None, |_| Quantity::MbrTree,
+        "the minimum-Bayes-risk tree: the tree of the rooting with the highest expected \
+         attachment score, i.e. the maximum spanning arborescence under the marginals \
+         (label marginals on labeled input): {\"heads\": [...], \"score\": s} with s the \
+         expected number of correct attachments, sum_m P(h_m -> m)"),
 ];
 
 impl Quantity {
@@ -223,6 +284,8 @@ impl Quantity {
             Quantity::Ge => 13,
             Quantity::GradGe => 14,
             Quantity::Covariance => 15,
+            Quantity::BestTree => 16,
+            Quantity::MbrTree => 17,
         };
         &REGISTRY[index]
     }
@@ -311,13 +374,14 @@ impl FromStr for Quantity {
                     }),
                 };
             }
-            Param::NonNegative(p) => (p, false),
+            Param::NonNegative(p) | Param::NonNegativeOrInfinite(p) => (p, false),
             Param::Positive(p) => (p, true),
         };
-        let domain = if positive {
-            "a finite number > 0"
-        } else {
-            "a finite number ≥ 0"
+        let infinite_ok = matches!(info.param, Param::NonNegativeOrInfinite(_));
+        let domain = match (positive, infinite_ok) {
+            (true, _) => "a finite number > 0",
+            (false, false) => "a finite number ≥ 0",
+            (false, true) => "a number ≥ 0, or inf",
         };
         let Some(value) = value else {
             return Err(UsageError::MissingParameter {
@@ -331,7 +395,8 @@ impl FromStr for Quantity {
             placeholder,
             value: value.to_owned(),
         })?;
-        let ok = x.is_finite() && if positive { x > 0.0 } else { x >= 0.0 };
+        let ok = (x.is_finite() || (infinite_ok && x == f64::INFINITY))
+            && if positive { x > 0.0 } else { x >= 0.0 };
         if !ok {
             return Err(UsageError::ParameterDomain {
                 name,

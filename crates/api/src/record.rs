@@ -2,8 +2,10 @@
 //! record, computed from a checked [`Request`].
 
 use serde_json::Value;
+use spantree_core::decode::projective::Projective;
 use spantree_core::{
-    baseline, ArcRef, Divergence, Error, GradientPair, Matrix, Model, Rooting, Transcendental,
+    baseline, ArcRef, Divergence, Error, GradientPair, Graph, Matrix, Model, Rooting, Scalar,
+    Transcendental, Tree,
 };
 
 use crate::algorithm::{AlgorithmChoice, Algorithms, EntropyBy, GradGeBy, LogZBy, MarginalsBy};
@@ -13,7 +15,7 @@ use crate::input::{
     build_graph, build_q_graph, covariance_inputs, ge_inputs, reference_tree, GeInputs, LineGraph,
     RawLine,
 };
-use crate::quantity::Quantity;
+use crate::quantity::{Quantity, Structure};
 
 /// What every record of a run is computed with, checked once: names
 /// resolved, capabilities checked, contradictions refused.
@@ -29,6 +31,8 @@ pub struct Request {
     pub exact_output: bool,
     /// The algorithm of each quantity that has a choice (defaults: the fast ones).
     pub algorithms: Algorithms,
+    /// All spanning trees, or projective ones.
+    pub structure: Structure,
 }
 
 impl Request {
@@ -110,7 +114,25 @@ impl Request {
             quantities,
             exact_output,
             algorithms: Algorithms::default(),
+            structure: Structure::Nonprojective,
         }
+    }
+
+    /// The same request over the trees of `structure`.
+    ///
+    /// # Errors
+    /// [`UsageError::ProjectiveNeedsFloat`] for projective trees on the exact
+    /// backend, [`UsageError::NotProjective`] for the first quantity they do
+    /// not have.
+    pub fn with_structure(mut self, structure: Structure) -> Result<Self, UsageError> {
+        if structure == Structure::Projective && self.backend.is_exact() {
+            return Err(UsageError::ProjectiveNeedsFloat);
+        }
+        if let Some(q) = self.quantities.iter().find(|&&q| !structure.has(q)) {
+            return Err(UsageError::NotProjective { quantity: q.name() });
+        }
+        self.structure = structure;
+        Ok(self)
     }
 
     /// The same request with other algorithms.
@@ -208,6 +230,9 @@ pub fn write_result<B: Backend>(
     out: &mut Vec<u8>,
 ) -> Result<(), LineError> {
     let graph = build_graph::<B>(raw)?;
+    if request.structure == Structure::Projective {
+        return write_projective(request, &graph, id, out);
+    }
     let model = model_of(backend, &graph, request.rooting)?;
     model.spanning_tree()?;
 
@@ -221,6 +246,7 @@ pub fn write_result<B: Backend>(
         backend,
         raw,
         request,
+        graph: &graph,
         model: &model,
         labeled: graph.is_labeled(),
         labels: graph.labels(),
@@ -337,6 +363,41 @@ fn eval<B: Backend>(
             let c = model.covariance(&inputs.r, s, algorithms.covariance)?;
             field(name, out);
             write_matrix::<B>(&c, exact, out)?;
+        }
+        Quantity::BestTree => {
+            let rooting = line.request.rooting;
+            let (tree, score) = match (line.graph, model.graph()) {
+                (_, Some(g)) => {
+                    let tree = model.best_tree()?;
+                    let score = tree.score(g)?;
+                    (tree, score)
+                }
+                // Weights in the backend's own numbers (exact rationals):
+                // decoded by exact comparisons of products.
+                (LineGraph::Weights(g), None) => {
+                    let tree = g.best_tree_exact(rooting)?;
+                    let score = tree.score(g)?;
+                    (tree, score)
+                }
+                (LineGraph::Scores(g), None) => {
+                    let tree = g.best_tree(rooting)?;
+                    let score = tree.score(g)?;
+                    (tree, score)
+                }
+            };
+            field(name, out);
+            write_tree(&tree, score, out)?;
+        }
+        Quantity::MbrTree => {
+            let tree = model.mbr_tree()?;
+            let mu = model.label_marginals()?;
+            let mut score = 0.0;
+            for (h, m) in tree.arcs() {
+                let l = tree.label(m).unwrap_or(0);
+                score += mu[(l, h, m)].to_f64();
+            }
+            field(name, out);
+            write_tree(&tree, score, out)?;
         }
         Quantity::Entropy
         | Quantity::GradEntropy
@@ -466,6 +527,7 @@ pub struct Line<'a, B: Backend> {
     backend: &'a B,
     raw: &'a RawLine,
     request: &'a Request,
+    graph: &'a LineGraph<B::Scalar>,
     model: &'a Model<B>,
     labeled: bool,
     labels: usize,
@@ -533,6 +595,119 @@ impl<B: Backend> Line<'_, B> {
         }
         Ok(())
     }
+}
+
+/// `{"heads":[…],"score":s}`, plus `"labels":[…]` for a labeled tree.
+fn write_tree(tree: &Tree, score: f64, out: &mut Vec<u8>) -> Result<(), LineError> {
+    out.extend_from_slice(b"{\"heads\":");
+    write_value(&Value::from(tree.heads().to_vec()), out);
+    if let Some(labels) = tree.labels() {
+        out.extend_from_slice(b",\"labels\":");
+        write_value(&Value::from(labels.to_vec()), out);
+    }
+    out.extend_from_slice(b",\"score\":");
+    write_f64(score, out)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// The result record of projective trees (Eisner's chart in log space):
+/// the quantities [`Structure::Projective`] has.
+fn write_projective<S: Scalar>(
+    request: &Request,
+    graph: &LineGraph<S>,
+    id: &Value,
+    out: &mut Vec<u8>,
+) -> Result<(), LineError> {
+    let weights;
+    let g = match graph {
+        LineGraph::Scores(g) => g,
+        LineGraph::Weights(g) => {
+            weights = f64_weights(g)?;
+            &weights
+        }
+    };
+    let chart = Projective::new(g, request.rooting)?;
+    out.extend_from_slice(b"{\"id\":");
+    write_value(id, out);
+    out.extend_from_slice(format!(",\"n\":{},\"rooting\":", g.n()).as_bytes());
+    write_string(request.rooting.name(), out);
+    out.extend_from_slice(b",\"backend\":");
+    write_string(request.backend.name(), out);
+    out.extend_from_slice(b",\"structure\":\"projective\"");
+    let labeled = g.is_labeled();
+    let write_f64s = |per_label: &[Matrix<f64>], out: &mut Vec<u8>| -> Result<(), LineError> {
+        match per_label {
+            [one] if !labeled => write_f64_matrix(one, out),
+            _ => write_f64_label_matrices(per_label, out),
+        }
+    };
+    for &q in &request.quantities {
+        let name = q.name();
+        match q {
+            Quantity::LogZ => {
+                field(name, out);
+                write_f64(chart.log_partition()?, out)?;
+            }
+            Quantity::Marginals => {
+                field(name, out);
+                write_f64_matrix(&chart.marginals()?, out)?;
+            }
+            Quantity::LabelMarginals if labeled => {
+                field(name, out);
+                write_f64_label_matrices(&chart.label_marginals()?, out)?;
+            }
+            Quantity::Entropy => {
+                field(name, out);
+                write_f64(chart.entropy()?, out)?;
+            }
+            Quantity::GradEntropy => {
+                field(name, out);
+                write_f64s(&chart.grad_entropy()?, out)?;
+            }
+            Quantity::BestTree => {
+                let tree = chart.best_tree()?;
+                let score = tree.score(g)?;
+                field(name, out);
+                write_tree(&tree, score, out)?;
+            }
+            // `Request::with_structure` refuses the others up front.
+            _ => {}
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// A weight graph in `f64` (the floating-point backends' own numbers; the
+/// exact backend is refused before).
+fn f64_weights<S: Scalar>(g: &Graph<S>) -> Result<Graph<f64>, LineError> {
+    let n1 = g.n() + 1;
+    let cell = |h: usize, m: usize| {
+        g.values(h, m)
+            .iter()
+            .map(Scalar::to_f64)
+            .collect::<Vec<_>>()
+    };
+    Ok(if g.is_labeled() {
+        let rows: Vec<Vec<Vec<f64>>> = (0..n1)
+            .map(|h| (0..n1).map(|m| cell(h, m)).collect())
+            .collect();
+        Graph::from_labeled_weights(&rows)?
+    } else {
+        let rows: Vec<Vec<f64>> = (0..n1)
+            .map(|h| (0..n1).map(|m| cell(h, m)[0]).collect())
+            .collect();
+        Graph::from_weights(&rows)?
+    })
+}
+
+fn write_f64_matrix(m: &Matrix<f64>, out: &mut Vec<u8>) -> Result<(), LineError> {
+    write_matrix::<spantree_faer::F64>(m, false, out)
+}
+
+fn write_f64_label_matrices(per_label: &[Matrix<f64>], out: &mut Vec<u8>) -> Result<(), LineError> {
+    write_label_matrices::<spantree_faer::F64>(per_label, false, out)
 }
 
 /// Appends `,"name":`.

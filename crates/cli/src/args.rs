@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use spantree_api::algorithm::{known_algorithms, ALGORITHMS};
 use spantree_api::backend::rooting_parser;
 use spantree_api::quantity::{quantities_summary, REGISTRY};
-use spantree_api::{AlgorithmChoice, BackendKind, Quantity, Request, UsageError};
+use spantree_api::{AlgorithmChoice, BackendKind, Quantity, Request, Structure, UsageError};
 use spantree_core::Rooting;
 
 /// Inference over distributions of spanning trees (dependency trees) by the
@@ -57,6 +57,11 @@ pub struct InferArgs {
     /// conversions of the exact one).
     #[arg(long, value_enum, default_value_t = BackendKind::Accurate)]
     pub backend: BackendKind,
+
+    /// All spanning trees, or projective trees only (Eisner's chart: log_z,
+    /// marginals, entropy, grad_entropy, best_tree).
+    #[arg(long, value_enum, default_value_t = Structure::Nonprojective)]
+    pub structure: Structure,
 
     /// The quantities (help from the registry).
     #[arg(
@@ -114,7 +119,8 @@ impl InferArgs {
             &self.quantities,
             &self.algorithms,
             self.exact_output,
-        )
+        )?
+        .with_structure(self.structure)
     }
 }
 

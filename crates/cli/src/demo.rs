@@ -2,7 +2,7 @@
 //! readable report.
 //!
 //! The report is a list of sections ([`SECTIONS`]), each a function of the
-//! [`Demo`] context; the best tree and samples become new sections.
+//! [`Demo`] context.
 
 use std::io::{self, Write};
 
@@ -78,7 +78,7 @@ impl Demo {
 pub type Section = fn(&Demo, &mut dyn Write) -> Result<(), DemoError>;
 
 /// The sections of the report, in order.
-pub const SECTIONS: &[Section] = &[header, partition, entropy, marginal_table];
+pub const SECTIONS: &[Section] = &[header, partition, entropy, marginal_table, trees];
 
 /// A failure of the demo: output or (never expected) the library.
 #[derive(Debug)]
@@ -203,6 +203,37 @@ fn marginal_table(demo: &Demo, out: &mut dyn Write) -> Result<(), DemoError> {
             }
         }
         writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn trees(demo: &Demo, out: &mut dyn Write) -> Result<(), DemoError> {
+    let model = demo.model();
+    let mu = model.marginals()?;
+    writeln!(
+        out,
+        "Trees of the {}-root distribution (head of each word)",
+        demo.rooting.name()
+    )?;
+    let width = demo.labels.iter().map(|l| l.len()).max().unwrap_or(4);
+    for (what, tree) in [
+        ("best tree (the mode)", model.best_tree()?),
+        ("MBR tree (max expected attachment)", model.mbr_tree()?),
+    ] {
+        let p = model.log_probability(&tree)?.exp();
+        let attachment: f64 = tree.arcs().map(|(h, m)| mu[(h, m)]).sum();
+        writeln!(
+            out,
+            "  {what}: p = {p:.4}, expected correct heads = {attachment:.3} of {}",
+            tree.n()
+        )?;
+        let arcs: Vec<String> = tree
+            .arcs()
+            .map(|(h, m)| format!("{:>width$} ← {}", demo.labels[h], demo.labels[m]))
+            .collect();
+        for arc in arcs {
+            writeln!(out, "    {arc}")?;
+        }
     }
     Ok(())
 }

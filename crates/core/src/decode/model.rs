@@ -149,6 +149,7 @@ impl<E: Engine> Model<E> {
     /// ```
     pub fn min_entropy(&self) -> Result<f64> {
         let best = self.best_tree()?;
-        Ok(-self.log_probability(&best)?)
+        // `+ 0.0` turns the −0 of a one-tree distribution into 0.
+        Ok(-self.log_probability(&best)? + 0.0)
     }
 }
