@@ -237,13 +237,7 @@ pub fn max_arborescence<G: OrderedGroup>(
         return Err(Error::Empty);
     }
     let n1 = n + 1;
-    let mut scores = Vec::with_capacity(n1 * n1);
-    for m in 0..n1 {
-        for h in 0..n1 {
-            scores.push(if m == 0 || h == m { None } else { score(h, m) });
-        }
-    }
-    decode_or_explain(n, rooting, scores, || {
+    decode_scores(n, rooting, &score, || {
         let rows: Vec<Vec<f64>> = (0..n1)
             .map(|h| {
                 (0..n1)
@@ -258,31 +252,88 @@ pub fn max_arborescence<G: OrderedGroup>(
     })
 }
 
-/// Decodes the scores `[m][h]` (row `m`: the arcs into node `m`, `(n+1)²`
-/// in all). Chu–Liu–Edmonds itself detects the absence of a tree (a node
-/// left without incoming arc, or more than one root child under the
-/// lexicographic order), so the combinatorial test `explain` (which gives the
-/// reason of [`Graph::spanning_tree`]) only runs on failure.
-pub(crate) fn decode_or_explain<G: OrderedGroup>(
+/// The `[m][h]` matrix (row `m`: the arcs into node `m`) of `cell(h, m)` for
+/// the arcs that exist, visiting `(h, m)` in tiles so that inputs stored
+/// `[h][m]` are read and the transpose written within cache.
+fn fill<T: Clone>(n1: usize, mut cell: impl FnMut(usize, usize) -> Option<T>) -> Vec<Option<T>> {
+    const TILE: usize = 32;
+    let mut out = vec![None; n1 * n1];
+    for h0 in (0..n1).step_by(TILE) {
+        for m0 in (1..n1).step_by(TILE) {
+            for h in h0..(h0 + TILE).min(n1) {
+                for m in m0..(m0 + TILE).min(n1) {
+                    if h != m {
+                        out[m * n1 + h] = cell(h, m);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The incoming-arc matrix of Chu–Liu–Edmonds: values `[m][h]` (forbidden
+/// arcs hold the identity, never read), whether each arc exists, and every
+/// word's best incoming arc (head, score), found while filling.
+type Packed<T> = (Vec<T>, Vec<bool>, Vec<Option<(usize, T)>>);
+
+/// As [`fill`], packed for Chu–Liu–Edmonds: half the memory traffic of
+/// `Option<f64>`, and each word's first scan done on the way (memory traffic
+/// is what the decoder spends its time on at `n = 1000`).
+fn fill_packed<T: OrderedGroup>(
+    n1: usize,
+    mut cell: impl FnMut(usize, usize) -> Option<T>,
+) -> Packed<T> {
+    const TILE: usize = 32;
+    let mut vals = vec![T::identity(); n1 * n1];
+    let mut ok = vec![false; n1 * n1];
+    let mut first: Vec<Option<(usize, T)>> = vec![None; n1];
+    for h0 in (0..n1).step_by(TILE) {
+        for m0 in (1..n1).step_by(TILE) {
+            for h in h0..(h0 + TILE).min(n1) {
+                for m in m0..(m0 + TILE).min(n1) {
+                    if h != m {
+                        if let Some(v) = cell(h, m) {
+                            // `h` grows along every column, so the first
+                            // maximum in head order wins, as in a row scan.
+                            if first[m]
+                                .as_ref()
+                                .is_none_or(|(_, b)| v.compare(b) == Ordering::Greater)
+                            {
+                                first[m] = Some((h, v.clone()));
+                            }
+                            vals[m * n1 + h] = v;
+                            ok[m * n1 + h] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (vals, ok, first)
+}
+
+/// Decodes the arc scores `cell(h, m)` (`None`: forbidden). Chu–Liu–Edmonds
+/// itself detects the absence of a tree (a node left without incoming arc,
+/// or more than one root child under the lexicographic order), so the
+/// combinatorial test `explain` (which gives the reason of
+/// [`Graph::spanning_tree`]) only runs on failure.
+pub(crate) fn decode_scores<G: OrderedGroup>(
     n: usize,
     rooting: Rooting,
-    scores: Vec<Option<G>>,
+    mut cell: impl FnMut(usize, usize) -> Option<G>,
     explain: impl FnOnce() -> std::result::Result<(), NoTree>,
 ) -> Result<Vec<usize>> {
     let n1 = n + 1;
     let heads = match rooting {
-        Rooting::Multi => chu_liu_edmonds(n, scores),
+        Rooting::Multi => chu_liu_edmonds(n, fill_packed(n1, cell)),
         Rooting::Single => {
-            let lex: Vec<Option<Lex<G>>> = scores
-                .into_iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    s.map(|minor| Lex {
-                        major: -i64::from(i % n1 == 0),
-                        minor,
-                    })
+            let lex = fill_packed(n1, |h, m| {
+                cell(h, m).map(|minor| Lex {
+                    major: -i64::from(h == 0),
+                    minor,
                 })
-                .collect();
+            });
             chu_liu_edmonds(n, lex).filter(|heads| heads.iter().filter(|&&h| h == 0).count() == 1)
         }
     };
@@ -317,12 +368,14 @@ struct ForestNode<G> {
 /// lies inside the node itself are skipped when the row is scanned (through
 /// `slot_of`), so a contraction only merges the members' rows, contiguously,
 /// and never touches the columns: `O(k n)` per `k`-cycle, `O(n²)` in all.
-fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option<Vec<usize>> {
+fn chu_liu_edmonds<G: OrderedGroup>(
+    n: usize,
+    (mut inc, mut ok, mut first): Packed<G>,
+) -> Option<Vec<usize>> {
     let n1 = n + 1;
     // The original dependent of the arc behind `inc[a][x]` (its head is `x`):
-    // `a` itself until slot `a` holds a contracted node.
-    let mut dep: Vec<u32> = vec![0; n1 * n1];
-    let mut contracted = vec![false; n1];
+    // `a` itself until slot `a` holds a contracted node, then `dep[a][x]`.
+    let mut dep: Vec<Vec<u32>> = vec![Vec::new(); n1];
     let mut forest: Vec<ForestNode<G>> = (0..n1)
         .map(|_| ForestNode {
             parent: NONE,
@@ -351,27 +404,34 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
         loop {
             // The best incoming arc of `a`: the first maximum in the order of
             // the original head.
-            let row = &inc[a * n1..(a + 1) * n1];
-            let mut best: Option<(usize, &G)> = None;
-            for (x, s) in row.iter().enumerate() {
-                if let Some(s) = s {
-                    if slot_of[x] != a
+            // A word is scanned once, uncontracted, when only its diagonal
+            // is inside it: `first` already holds the answer.
+            let (x, s) = if node_of_slot[a] == a {
+                first[a].take()?
+            } else {
+                let row = &inc[a * n1..(a + 1) * n1];
+                let row_ok = &ok[a * n1..(a + 1) * n1];
+                let mut best: Option<(usize, &G)> = None;
+                for (x, (s, &allowed)) in row.iter().zip(row_ok).enumerate() {
+                    if allowed
+                        && slot_of[x] != a
                         && best.is_none_or(|(_, b)| s.compare(b) == Ordering::Greater)
                     {
                         best = Some((x, s));
                     }
                 }
-            }
-            let (x, s) = best?;
+                let (x, s) = best?;
+                (x, s.clone())
+            };
             let u = slot_of[x];
             let node = node_of_slot[a];
-            let m = if contracted[a] {
-                dep[a * n1 + x] as usize
-            } else {
+            let m = if dep[a].is_empty() {
                 a
+            } else {
+                dep[a][x] as usize
             };
             forest[node].in_arc = (x, m);
-            forest[node].in_score = Some(s.clone());
+            forest[node].in_score = Some(s);
             on_path[a] = true;
             path.push(a);
             if finished[u] {
@@ -411,17 +471,20 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
                     .expect("cycle members have an incoming arc");
                 let base = v * n1;
                 for x in 0..n1 {
-                    let Some(s) = &inc[base + x] else { continue };
+                    if !ok[base + x] {
+                        continue;
+                    }
+                    let s = &inc[base + x];
                     let cand = s.remove(&in_v);
                     if new_row[x]
                         .as_ref()
                         .is_none_or(|b| cand.compare(b) == Ordering::Greater)
                     {
                         new_row[x] = Some(cand);
-                        new_dep[x] = if contracted[v] {
-                            dep[base + x]
-                        } else {
+                        new_dep[x] = if dep[v].is_empty() {
                             v as u32
+                        } else {
+                            dep[v][x]
                         };
                     }
                 }
@@ -436,15 +499,23 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
                 new_row[x] = None;
             }
             for x in 0..n1 {
-                inc[c * n1 + x] = new_row[x].take();
-                dep[c * n1 + x] = new_dep[x];
+                match new_row[x].take() {
+                    Some(g) => {
+                        inc[c * n1 + x] = g;
+                        ok[c * n1 + x] = true;
+                    }
+                    None => ok[c * n1 + x] = false,
+                }
+            }
+            dep[c] = std::mem::replace(&mut new_dep, vec![0; n1]);
+            for &v in &cycle[1..] {
+                dep[v] = Vec::new();
             }
             for &v in &cycle {
                 on_path[v] = false;
                 node_of_slot[v] = NONE;
             }
             node_of_slot[c] = id;
-            contracted[c] = true;
             a = c;
         }
     }
@@ -469,44 +540,42 @@ fn chu_liu_edmonds<G: OrderedGroup>(n: usize, mut inc: Vec<Option<G>>) -> Option
     Some(heads)
 }
 
+/// The best label of arc `h → m` under `value` and its index (`None`:
+/// every label forbidden); ties to the smallest label.
+fn best_label<W: Scalar, G: OrderedGroup>(
+    graph: &Graph<W>,
+    h: usize,
+    m: usize,
+    value: &impl Fn(&W) -> Option<G>,
+) -> Option<(G, usize)> {
+    let mut best: Option<(G, usize)> = None;
+    for (l, v) in graph.values(h, m).iter().enumerate() {
+        if let Some(s) = value(v) {
+            if best
+                .as_ref()
+                .is_none_or(|(b, _)| s.compare(b) == Ordering::Greater)
+            {
+                best = Some((s, l));
+            }
+        }
+    }
+    best
+}
+
 /// Per arc, the best label's value and its index (`None`: forbidden), both
 /// `[m][h]` (the arcs into `m` contiguous).
-fn best_labels<W: Scalar, G: OrderedGroup>(
+pub(crate) fn best_labels<W: Scalar, G: OrderedGroup>(
     graph: &Graph<W>,
     value: impl Fn(&W) -> Option<G>,
 ) -> (Vec<Option<G>>, Vec<usize>) {
     let n1 = graph.n() + 1;
-    let mut scores = vec![None; n1 * n1];
     let mut labels = vec![0; n1 * n1];
-    // The graph is stored `[h][m]`: visit it in tiles so that both the reads
-    // and the transposed writes stay in cache.
-    const TILE: usize = 32;
-    for h0 in (0..n1).step_by(TILE) {
-        for m0 in (0..n1).step_by(TILE) {
-            for h in h0..(h0 + TILE).min(n1) {
-                for m in m0..(m0 + TILE).min(n1) {
-                    if m == 0 || h == m {
-                        continue;
-                    }
-                    let mut best: Option<(G, usize)> = None;
-                    for (l, v) in graph.values(h, m).iter().enumerate() {
-                        if let Some(s) = value(v) {
-                            if best
-                                .as_ref()
-                                .is_none_or(|(b, _)| s.compare(b) == Ordering::Greater)
-                            {
-                                best = Some((s, l));
-                            }
-                        }
-                    }
-                    if let Some((s, l)) = best {
-                        scores[m * n1 + h] = Some(s);
-                        labels[m * n1 + h] = l;
-                    }
-                }
-            }
-        }
-    }
+    let scores = fill(n1, |h, m| {
+        best_label(graph, h, m, &value).map(|(s, l)| {
+            labels[m * n1 + h] = l;
+            s
+        })
+    });
     (scores, labels)
 }
 
@@ -515,9 +584,27 @@ fn decode_graph<W: Scalar, G: OrderedGroup>(
     rooting: Rooting,
     value: impl Fn(&W) -> Option<G>,
 ) -> Result<Tree> {
-    let (scores, labels) = best_labels(graph, value);
-    let heads = decode_or_explain(graph.n(), rooting, scores, || graph.spanning_tree(rooting))?;
-    finish_tree(graph.n(), graph.is_labeled(), heads, &labels)
+    let n1 = graph.n() + 1;
+    let labeled = graph.is_labeled();
+    let mut labels = if labeled {
+        vec![0; n1 * n1]
+    } else {
+        Vec::new()
+    };
+    let heads = decode_scores(
+        graph.n(),
+        rooting,
+        |h, m| {
+            best_label(graph, h, m, &value).map(|(s, l)| {
+                if labeled {
+                    labels[m * n1 + h] = l;
+                }
+                s
+            })
+        },
+        || graph.spanning_tree(rooting),
+    )?;
+    finish_tree(graph.n(), labeled, heads, &labels)
 }
 
 /// The tree of `heads`, labeled by `labels[m][h]` when `labeled`.

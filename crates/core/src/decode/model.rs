@@ -1,7 +1,7 @@
 //! Decoding questions asked of a [`Model`]: its mode, its minimum-Bayes-risk
 //! tree, the probability of a given tree and the min-entropy.
 
-use super::{decode_or_explain, finish_tree, max_arborescence, Additive, OrderedGroup};
+use super::{decode_scores, finish_tree, Additive, OrderedGroup};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::graph::Rooting;
@@ -62,41 +62,54 @@ impl<E: Engine> Model<E> {
         let mu = self.label_marginals()?;
         let n = self.n();
         let n1 = n + 1;
+        let rooting = self.rooting();
         let graph = self.graph();
-        let mut scores: Vec<Option<Additive<E::Scalar>>> = Vec::with_capacity(n1 * n1);
-        let mut labels = Vec::with_capacity(n1 * n1);
-        // `[m][h]`: the arcs into `m` contiguous, as the decoder wants them.
-        for m in 0..n1 {
-            for h in 0..n1 {
-                let allowed = m != 0
-                    && h != m
-                    && match graph {
-                        Some(g) => g.is_allowed(h, m),
-                        None => mu.iter().any(|ml| !ml[(h, m)].is_zero()),
-                    };
-                let mut best: Option<(Additive<E::Scalar>, usize)> = None;
-                if allowed {
-                    for (l, ml) in mu.iter().enumerate() {
-                        let s = Additive(ml[(h, m)].clone());
-                        if best
-                            .as_ref()
-                            .is_none_or(|(b, _)| s.compare(b) == std::cmp::Ordering::Greater)
-                        {
-                            best = Some((s, l));
-                        }
-                    }
-                }
-                labels.push(best.as_ref().map_or(0, |(_, l)| *l));
-                scores.push(best.map(|(s, _)| s));
-            }
-        }
-        let heads = match graph {
-            Some(g) => decode_or_explain(n, self.rooting(), scores, || {
-                g.spanning_tree(self.rooting())
-            })?,
-            None => max_arborescence(n, self.rooting(), |h, m| scores[m * n1 + h].clone())?,
+        let labeled = mu.len() > 1;
+        let mut labels = if labeled {
+            vec![0; n1 * n1]
+        } else {
+            Vec::new()
         };
-        finish_tree(n, mu.len() > 1, heads, &labels)
+        let allowed = |h: usize, m: usize| match graph {
+            Some(g) => g.is_allowed(h, m),
+            None => mu.iter().any(|ml| !ml[(h, m)].is_zero()),
+        };
+        let cell = |h: usize, m: usize| {
+            if !allowed(h, m) {
+                return None;
+            }
+            let mut best: Option<(Additive<E::Scalar>, usize)> = None;
+            for (l, ml) in mu.iter().enumerate() {
+                let s = Additive(ml[(h, m)].clone());
+                if best
+                    .as_ref()
+                    .is_none_or(|(b, _)| s.compare(b) == std::cmp::Ordering::Greater)
+                {
+                    best = Some((s, l));
+                }
+            }
+            best.map(|(s, l)| {
+                if labeled {
+                    labels[m * n1 + h] = l;
+                }
+                s
+            })
+        };
+        let heads = match graph {
+            Some(g) => decode_scores(n, rooting, cell, || g.spanning_tree(rooting))?,
+            None => {
+                let support: Vec<Vec<f64>> = (0..n1)
+                    .map(|h| {
+                        (0..n1)
+                            .map(|m| f64::from(u8::from(m != 0 && h != m && allowed(h, m))))
+                            .collect()
+                    })
+                    .collect();
+                let tree = crate::Graph::from_weights(&support)?.spanning_tree(rooting);
+                decode_scores(n, rooting, cell, || tree)?
+            }
+        };
+        finish_tree(n, labeled, heads, &labels)
     }
 
     /// `ln p(d) = Σ_{e ∈ d} θ_e − ln Z`: `-∞` for a tree that uses a
