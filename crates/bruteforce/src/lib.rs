@@ -12,8 +12,10 @@
 //! `spantree-core`: entry `(h, m)` is the arc `h → m`, row `0` is the root,
 //! column `0` and the diagonal do not exist and must be `0`.
 //!
-//! Besides the oracle: [`random`], seeded graph generators, and [`suite`],
-//! the one generic property suite that every backend runs.
+//! [`Distribution`] lists every labeled tree with its probability, for
+//! expectations, covariances and their gradients by definition. Besides the
+//! oracle: [`random`], the one seeded generator (SplitMix64) and the graph
+//! generators every test of the workspace draws from.
 //!
 //! ```
 //! use spantree_bruteforce::{count_all_trees, marginals, partition};
@@ -30,15 +32,16 @@
 //! assert_eq!(mu[(2, 1)], 8.0 / 13.0);
 //! ```
 
+mod distribution;
 mod enumerate;
 mod labeled;
 pub mod random;
-pub mod suite;
 
 pub use enumerate::{
     count_all_trees, count_trees, for_each_tree, grad_partition, log_partition_from_scores,
     marginals, marginals_from_scores, partition, trees, Tree,
 };
+pub use distribution::{Distribution, LabeledTree};
 pub use labeled::LabeledWeights;
 
 #[cfg(test)]
