@@ -61,7 +61,7 @@ pub struct Config {
 /// (so an engine whose scalar has no logarithm can skip the entropies).
 /// Use it inside a module of a test target:
 ///
-/// ```ignore
+/// ```text
 /// mod accurate {
 ///     spantree_conformance::stamp_suite!(spantree_faer::Accurate, CONFIG, except: []);
 /// }

@@ -79,6 +79,14 @@ const NAIVE: Config = Config {
 mod f64 {
     use super::*;
     spantree_conformance::stamp_suite!(F64, FLOAT, except: [extreme_weights, extreme_score_scales]);
+
+    /// The acceptance test: rel 1e-12 on ln Z, abs 1e-12 on marginals
+    /// against exact rationals, `n ≤ 30`, `N(0, 1)` scores (one LU of
+    /// condition < 1e3 at n = 30; the exact answer is correctly rounded).
+    #[test]
+    fn agrees_with_exact() {
+        suite::agrees_with_reference(F64, Exact, Tolerance::uniform(1e-12), 30);
+    }
 }
 
 mod shifted_f64 {
@@ -93,9 +101,7 @@ mod shifted_f64 {
         suite::large_scores_stay_finite(ShiftedF64, Tolerance::uniform(1e-9), 1000, 20.0);
     }
 
-    /// rel 1e-12 on ln Z, abs 1e-12 on marginals against exact rationals,
-    /// `n ≤ 30`, `N(0, 1)` scores (condition < 1e3; the exact answer is
-    /// correctly rounded).
+    /// As for `F64`: rel/abs 1e-12 against exact rationals, `n ≤ 30`.
     #[test]
     fn agrees_with_exact() {
         suite::agrees_with_reference(ShiftedF64, Exact, Tolerance::uniform(1e-12), 30);
@@ -174,6 +180,12 @@ mod naive_shifted {
 mod nalgebra {
     use super::*;
     spantree_conformance::stamp_suite!(Nalgebra, FLOAT, except: [extreme_weights]);
+
+    /// As for `F64`: rel/abs 1e-12 against exact rationals, `n ≤ 30`.
+    #[test]
+    fn agrees_with_exact() {
+        suite::agrees_with_reference(Nalgebra, Exact, Tolerance::uniform(1e-12), 30);
+    }
 }
 
 /// Why `Complex` skips `extreme_column_scales`, by behaviour: it takes the
