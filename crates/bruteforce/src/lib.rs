@@ -37,11 +37,11 @@ mod enumerate;
 mod labeled;
 pub mod random;
 
+pub use distribution::{Distribution, LabeledTree};
 pub use enumerate::{
     count_all_trees, count_trees, for_each_tree, grad_partition, log_partition_from_scores,
     marginals, marginals_from_scores, partition, trees, Tree,
 };
-pub use distribution::{Distribution, LabeledTree};
 pub use labeled::LabeledWeights;
 
 #[cfg(test)]

@@ -67,9 +67,7 @@ impl NalgebraLu {
             return Err(Numerical::Singular { pivot });
         }
         let b = to_nalgebra(rhs);
-        let x = lu
-            .solve(&b)
-            .ok_or(Numerical::Singular { pivot: 0 })?;
+        let x = lu.solve(&b).ok_or(Numerical::Singular { pivot: 0 })?;
         *rhs = from_nalgebra(&x);
         Ok(())
     }

@@ -49,10 +49,7 @@ pub(crate) fn graph_of(weights: &[Matrix<f64>]) -> Graph {
 
 /// The oracle in the scalar `S` (the `f64` weights convert exactly).
 fn oracle<S: Scalar>(weights: &[Matrix<f64>], rooting: Rooting) -> Distribution<S> {
-    let w = weights
-        .iter()
-        .map(|m| m.map(|&x| S::from_f64(x)))
-        .collect();
+    let w = weights.iter().map(|m| m.map(|&x| S::from_f64(x))).collect();
     Distribution::new(&LabeledWeights::new(w), rooting).expect("a tree exists")
 }
 
@@ -169,9 +166,11 @@ pub fn expectations<E: Engine>(engine: E, tol: Tolerance) {
             .clone();
         let heads: Vec<usize> = gold.heads[1..].to_vec();
         let labels: Vec<usize> = gold.labels[1..].to_vec();
-        let share = |count: usize| E::Scalar::from_f64(count as f64) / E::Scalar::from_f64(n as f64);
-        let uas =
-            |t: &LabeledTree<E::Scalar>| share((1..=n).filter(|&m| t.heads[m] == gold.heads[m]).count());
+        let share =
+            |count: usize| E::Scalar::from_f64(count as f64) / E::Scalar::from_f64(n as f64);
+        let uas = |t: &LabeledTree<E::Scalar>| {
+            share((1..=n).filter(|&m| t.heads[m] == gold.heads[m]).count())
+        };
         let las = |t: &LabeledTree<E::Scalar>| {
             share(
                 (1..=n)
@@ -180,15 +179,29 @@ pub fn expectations<E: Engine>(engine: E, tol: Tolerance) {
             )
         };
         let got = model.expected_attachment(&heads, None).expect("E[UAS]");
-        close(&got, &oracle.expect(uas), tol, exact, &format!("{ctx}: E[UAS]"));
-        let got = model.grad_expected_attachment(&heads, None).expect("∇E[UAS]");
+        close(
+            &got,
+            &oracle.expect(uas),
+            tol,
+            exact,
+            &format!("{ctx}: E[UAS]"),
+        );
+        let got = model
+            .grad_expected_attachment(&heads, None)
+            .expect("∇E[UAS]");
         let expected = oracle.covariance_with_arcs(uas);
         close_all(&got, &expected, tol, exact, &format!("{ctx}: ∇E[UAS]"));
         if k > 1 {
             let got = model
                 .expected_attachment(&heads, Some(&labels))
                 .expect("E[LAS]");
-            close(&got, &oracle.expect(las), tol, exact, &format!("{ctx}: E[LAS]"));
+            close(
+                &got,
+                &oracle.expect(las),
+                tol,
+                exact,
+                &format!("{ctx}: E[LAS]"),
+            );
             let got = model
                 .grad_expected_attachment(&heads, Some(&labels))
                 .expect("∇E[LAS]");
@@ -201,8 +214,12 @@ pub fn expectations<E: Engine>(engine: E, tol: Tolerance) {
             .map(|i| oracle.expect(|t| value(&f, t)[i].clone()))
             .collect();
         let got = model.expect_additive(&f).expect("E[r]");
-        let z = LabeledWeights::new(w.iter().map(|m| m.map(|&x| E::Scalar::from_f64(x))).collect())
-            .partition(rooting);
+        let z = LabeledWeights::new(
+            w.iter()
+                .map(|m| m.map(|&x| E::Scalar::from_f64(x)))
+                .collect(),
+        )
+        .partition(rooting);
         let total = model.total_additive(&f).expect("Z E[r]");
         for i in 0..3 {
             close(&got[i], &mean[i], tol, exact, &format!("{ctx}: E[r_{i}]"));
@@ -226,7 +243,13 @@ pub fn expectations<E: Engine>(engine: E, tol: Tolerance) {
             coefficient.push(E::Scalar::from_f64(2.0) * d);
         }
         let got = model.ge_objective(&f, &targets).expect("GE");
-        close(&got, &objective, tol, exact, &format!("{ctx}: GE objective"));
+        close(
+            &got,
+            &objective,
+            tol,
+            exact,
+            &format!("{ctx}: GE objective"),
+        );
         // ∂G/∂θ = Σ_i 2 (E_i − t_i) Cov[r_i, 1_e].
         let expected = oracle.covariance_with_arcs(|t| {
             let v = value(&f, t);
@@ -269,7 +292,13 @@ pub fn marginals_vjp<E: Engine>(engine: E, tol: Tolerance) {
             s
         });
         let got = model.label_marginals_vjp(&per_label).expect("label VJP");
-        close_all(&got, &expected, tol, exact, &format!("{ctx}: label_marginals_vjp"));
+        close_all(
+            &got,
+            &expected,
+            tol,
+            exact,
+            &format!("{ctx}: label_marginals_vjp"),
+        );
 
         let one = draw();
         let expected = oracle.covariance_with_arcs(|t| {
@@ -282,15 +311,30 @@ pub fn marginals_vjp<E: Engine>(engine: E, tol: Tolerance) {
         let got = model
             .label_marginals_vjp(std::slice::from_ref(&one))
             .expect("arc-seeded VJP");
-        close_all(&got, &expected, tol, exact, &format!("{ctx}: arc-seeded VJP"));
+        close_all(
+            &got,
+            &expected,
+            tol,
+            exact,
+            &format!("{ctx}: arc-seeded VJP"),
+        );
         if k == 1 {
             let got = model.marginals_vjp(&one).expect("VJP");
-            close_all(&[got], &expected, tol, exact, &format!("{ctx}: marginals_vjp"));
+            close_all(
+                &[got],
+                &expected,
+                tol,
+                exact,
+                &format!("{ctx}: marginals_vjp"),
+            );
         }
         if k > 1 {
             let wrong = vec![one.clone(); k + 1];
             assert!(
-                matches!(model.label_marginals_vjp(&wrong), Err(Error::Mismatch { .. })),
+                matches!(
+                    model.label_marginals_vjp(&wrong),
+                    Err(Error::Mismatch { .. })
+                ),
                 "{ctx}: a seed count other than 1 or the label count"
             );
         }
@@ -399,7 +443,13 @@ where
         let lp = log_probabilities(&p);
         let model = Model::new(engine.clone(), &graph_of(&w), rooting).expect("model");
         let h = p.expect(|t| -ln_p(&lp, t));
-        close(&model.entropy().expect("H").to_f64(), &h, tol.log_z, false, &format!("{ctx}: H"));
+        close(
+            &model.entropy().expect("H").to_f64(),
+            &h,
+            tol.log_z,
+            false,
+            &format!("{ctx}: H"),
+        );
         let grad = to_f64_all(&model.grad_entropy().expect("∇H"));
         let expected = p.covariance_with_arcs(|t| -ln_p(&lp, t));
         close_all(&grad, &expected, tol.gradient, false, &format!("{ctx}: ∇H"));
@@ -440,12 +490,36 @@ where
             .collect();
         let g = mp.grad_cross_entropy(&mq).expect("∇H(p, q)");
         let expected = p.covariance_with_arcs(|t| -ln_p(&lq, t));
-        close_all(&to_f64_all(&g.wrt_p), &expected, tol.gradient, false, &format!("{ctx}: ∂H(p,q)/∂θp"));
-        close_all(&to_f64_all(&g.wrt_q), &wrt_q, tol.gradient, false, &format!("{ctx}: ∂H(p,q)/∂θq"));
+        close_all(
+            &to_f64_all(&g.wrt_p),
+            &expected,
+            tol.gradient,
+            false,
+            &format!("{ctx}: ∂H(p,q)/∂θp"),
+        );
+        close_all(
+            &to_f64_all(&g.wrt_q),
+            &wrt_q,
+            tol.gradient,
+            false,
+            &format!("{ctx}: ∂H(p,q)/∂θq"),
+        );
         let g = mp.grad_kl_divergence(&mq).expect("∇KL");
         let expected = p.covariance_with_arcs(|t| ln_p(&lp, t) - ln_p(&lq, t));
-        close_all(&to_f64_all(&g.wrt_p), &expected, tol.gradient, false, &format!("{ctx}: ∂KL/∂θp"));
-        close_all(&to_f64_all(&g.wrt_q), &wrt_q, tol.gradient, false, &format!("{ctx}: ∂KL/∂θq"));
+        close_all(
+            &to_f64_all(&g.wrt_p),
+            &expected,
+            tol.gradient,
+            false,
+            &format!("{ctx}: ∂KL/∂θp"),
+        );
+        close_all(
+            &to_f64_all(&g.wrt_q),
+            &wrt_q,
+            tol.gradient,
+            false,
+            &format!("{ctx}: ∂KL/∂θq"),
+        );
     }
 }
 
@@ -499,7 +573,13 @@ where
                 sum_pow(alpha).ln() / (1.0 - alpha)
             };
             let got = model.renyi_entropy(alpha).expect("Rényi").to_f64();
-            close(&got, &expected, tol.log_z, false, &format!("{ctx}: H_{alpha}"));
+            close(
+                &got,
+                &expected,
+                tol.log_z,
+                false,
+                &format!("{ctx}: H_{alpha}"),
+            );
         }
         for kk in [0.5, 2.0, 3.0] {
             let got = model.lp_norm(kk).expect("ℓ_k").to_f64();
@@ -525,24 +605,40 @@ where
         for rooting in Rooting::ALL {
             let ctx = format!("{} {} n={n}", engine.name(), rooting.name());
             let s = random::normal_scores(&mut rng, n, 1.0, 0.0);
-            let t = s.map(|&x| if x.is_finite() { x + 0.5 * rng.normal() } else { x });
-            let score_graph = |s: &Matrix<f64>| Graph::from_scores(&random::rows(s)).expect("valid");
+            let t = s.map(|&x| {
+                if x.is_finite() {
+                    x + 0.5 * rng.normal()
+                } else {
+                    x
+                }
+            });
+            let score_graph =
+                |s: &Matrix<f64>| Graph::from_scores(&random::rows(s)).expect("valid");
             let p = Model::new(engine.clone(), &score_graph(&s), rooting).expect("p");
             let q = Model::new(engine.clone(), &score_graph(&t), rooting).expect("q");
             let h = p.entropy().expect("H").to_f64();
             let trees = p.renyi_entropy(0.0).expect("H_0").to_f64();
-            assert!(h >= 0.0 && h <= trees * (1.0 + rel), "{ctx}: H = {h}, H_0 = {trees}");
+            assert!(
+                h >= 0.0 && h <= trees * (1.0 + rel),
+                "{ctx}: H = {h}, H_0 = {trees}"
+            );
             let count = match rooting {
                 Rooting::Multi => (n as f64 - 1.0) * ((n + 1) as f64).ln(),
                 Rooting::Single => (n as f64 - 1.0) * (n as f64).ln(),
             };
-            assert!((trees - count).abs() <= rel * count, "{ctx}: H_0 {trees} vs Cayley {count}");
+            assert!(
+                (trees - count).abs() <= rel * count,
+                "{ctx}: H_0 {trees} vs Cayley {count}"
+            );
             // abs 1e-10: ~n² terms of size ~ln Z cancel.
             let self_kl = p.kl_divergence(&p).expect("KL").to_f64();
             assert!(self_kl.abs() < 1e-10, "{ctx}: KL(p‖p) = {self_kl}");
             let ce = p.cross_entropy(&q).expect("CE").to_f64();
             let kl = p.kl_divergence(&q).expect("KL").to_f64();
-            assert!((ce - (h + kl)).abs() < 1e-10 * ce.abs().max(1.0), "{ctx}: H(p,q) = H + KL");
+            assert!(
+                (ce - (h + kl)).abs() < 1e-10 * ce.abs().max(1.0),
+                "{ctx}: H(p,q) = H + KL"
+            );
             let mut last = f64::INFINITY;
             for alpha in [0.0, 0.3, 0.9, 1.0, 1.5, 4.0, 20.0] {
                 let r = p.renyi_entropy(alpha).expect("Rényi").to_f64();
@@ -553,7 +649,10 @@ where
             // plus cancellation of ~1e-10 / 1e-6.
             for alpha in [1.0 - 1e-6, 1.0 + 1e-6] {
                 let r = p.renyi_entropy(alpha).expect("Rényi").to_f64();
-                assert!((r - h).abs() < 1e-4 * h.max(1.0), "{ctx}: H_{alpha} = {r}, H = {h}");
+                assert!(
+                    (r - h).abs() < 1e-4 * h.max(1.0),
+                    "{ctx}: H_{alpha} = {r}, H = {h}"
+                );
             }
         }
     }
@@ -581,13 +680,23 @@ impl StepCase {
     }
 
     fn graph(&self) -> Graph {
-        graph_of(&self.scores.iter().map(random::weights_of).collect::<Vec<_>>())
+        graph_of(
+            &self
+                .scores
+                .iter()
+                .map(random::weights_of)
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The same scores, scaled and shifted: a second distribution on the same support.
     fn other(&self) -> StepCase {
         StepCase {
-            scores: self.scores.iter().map(|s| s.map(|&x| x * 0.5 - 0.25)).collect(),
+            scores: self
+                .scores
+                .iter()
+                .map(|s| s.map(|&x| x * 0.5 - 0.25))
+                .collect(),
             rooting: self.rooting,
         }
     }
@@ -678,7 +787,16 @@ impl StepCase {
 fn step_cases(max_n: usize) -> Vec<StepCase> {
     let mut rng = SplitMix64::new(31);
     let mut out = Vec::new();
-    for (n, labels) in [(1, 1), (2, 1), (3, 2), (5, 1), (6, 3), (12, 1), (25, 2), (60, 1)] {
+    for (n, labels) in [
+        (1, 1),
+        (2, 1),
+        (3, 2),
+        (5, 1),
+        (6, 3),
+        (12, 1),
+        (25, 2),
+        (60, 1),
+    ] {
         for rooting in Rooting::ALL {
             let forbid = if n < 6 { 0.0 } else { 0.1 };
             let scores: Vec<Matrix<f64>> = (0..labels)
@@ -722,7 +840,10 @@ pub fn complex_step_expectations<E: Engine>(engine: E, tol: Tolerance, max_n: us
             &g,
             &arcs,
             tol,
-            |m| m.expected_attachment(&heads, label_ref).expect("E[attachment]"),
+            |m| {
+                m.expected_attachment(&heads, label_ref)
+                    .expect("E[attachment]")
+            },
         );
         // Five sparse features: each arc gets one or two, some label-specific.
         let mut f = ArcFeatures::new(5);
@@ -730,8 +851,11 @@ pub fn complex_step_expectations<E: Engine>(engine: E, tol: Tolerance, max_n: us
             for m in (1..=n).filter(|&m| m != h) {
                 let k = (h * 7 + m * 3) % 5;
                 let label = (case.labels() > 1 && k % 2 == 0).then_some(k % case.labels());
-                f.push(arc(h, m, label), vec![(k, rng.normal()), ((k + 2) % 5, 1.0)])
-                    .expect("valid feature");
+                f.push(
+                    arc(h, m, label),
+                    vec![(k, rng.normal()), ((k + 2) % 5, 1.0)],
+                )
+                .expect("valid feature");
             }
         }
         let targets = [0.3, 1.0, -0.5, 2.0, 0.0];
@@ -743,9 +867,13 @@ pub fn complex_step_expectations<E: Engine>(engine: E, tol: Tolerance, max_n: us
             .expect("∇GE");
         let fc = f.map(|&x| Complex64::from_f64(x));
         let tc = targets.map(Complex64::from_f64);
-        case.check(&format!("{} ∂GE/∂θ", engine.name()), &g, &arcs, tol, |m| {
-            m.ge_objective(&fc, &tc).expect("GE")
-        });
+        case.check(
+            &format!("{} ∂GE/∂θ", engine.name()),
+            &g,
+            &arcs,
+            tol,
+            |m| m.ge_objective(&fc, &tc).expect("GE"),
+        );
     }
 }
 
@@ -775,18 +903,34 @@ where
         });
         let finite = |d: Divergence<Complex64>| d.finite().expect("finite divergence");
         let ce = p.grad_cross_entropy(&q).expect("∇H(p, q)");
-        case.check(&format!("{name} ∂H(p,q)/∂θp"), &ce.wrt_p, &arcs, tol, |m| {
-            finite(m.cross_entropy(&qc).expect("H(p, q)"))
-        });
-        q_case.check(&format!("{name} ∂H(p,q)/∂θq"), &ce.wrt_q, &arcs, tol, |m| {
-            finite(pc.cross_entropy(m).expect("H(p, q)"))
-        });
+        case.check(
+            &format!("{name} ∂H(p,q)/∂θp"),
+            &ce.wrt_p,
+            &arcs,
+            tol,
+            |m| finite(m.cross_entropy(&qc).expect("H(p, q)")),
+        );
+        q_case.check(
+            &format!("{name} ∂H(p,q)/∂θq"),
+            &ce.wrt_q,
+            &arcs,
+            tol,
+            |m| finite(pc.cross_entropy(m).expect("H(p, q)")),
+        );
         let kl = p.grad_kl_divergence(&q).expect("∇KL");
-        case.check(&format!("{name} ∂KL/∂θp"), &kl.wrt_p, &arcs, tol, |m| {
-            finite(m.kl_divergence(&qc).expect("KL"))
-        });
-        q_case.check(&format!("{name} ∂KL/∂θq"), &kl.wrt_q, &arcs, tol, |m| {
-            finite(pc.kl_divergence(m).expect("KL"))
-        });
+        case.check(
+            &format!("{name} ∂KL/∂θp"),
+            &kl.wrt_p,
+            &arcs,
+            tol,
+            |m| finite(m.kl_divergence(&qc).expect("KL")),
+        );
+        q_case.check(
+            &format!("{name} ∂KL/∂θq"),
+            &kl.wrt_q,
+            &arcs,
+            tol,
+            |m| finite(pc.kl_divergence(m).expect("KL")),
+        );
     }
 }

@@ -626,8 +626,8 @@ pub fn extreme_score_scales<B: Engine>(backend: B, tol: Tolerance) {
 
 /// Every arc's weight `10^u`, `u` uniform in `[−300, 300]` independently,
 /// `n = 1..=6`, so one column spans 600 decades. A known limit of dense LU
-/// on shifted columns (DESIGN.md §2: the multi-root diagonal cannot hold a
-/// root weight tiny next to the arcs): the backend must either match the
+/// on shifted columns (the multi-root diagonal `Σ_h w_hm + ρ_m` cannot hold
+/// a root weight tiny next to the arcs of its column): the backend must either match the
 /// oracle or fail with a typed `Error::Numerical`, never return a wrong number.
 pub fn extreme_weights<B: Engine>(backend: B, tol: Tolerance) {
     for n in 1..=6 {

@@ -110,11 +110,15 @@ fn log_accurate_agrees_with_nalgebra() {
 /// hand-computed value (trees of weights 2, 3, 8: `Z = 13`).
 #[test]
 fn nalgebra_hand_case() {
-    let g = spantree_core::Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]])
-        .expect("valid");
+    let g =
+        spantree_core::Graph::from_weights(&[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 4.0, 0.0]])
+            .expect("valid");
     let m = Model::new(Nalgebra, &g, spantree_core::Rooting::Multi).expect("model");
     assert_eq!(Nalgebra.name(), "nalgebra");
     assert!((m.log_partition().expect("ln Z") - 13f64.ln()).abs() < 1e-15);
     assert!((m.marginals().expect("μ")[(2, 1)] - 8.0 / 13.0).abs() < 1e-15);
-    assert_eq!(m.partition().expect("Z").sign(), spantree_core::Sign::Positive);
+    assert_eq!(
+        m.partition().expect("Z").sign(),
+        spantree_core::Sign::Positive
+    );
 }

@@ -43,10 +43,7 @@ const EXACT: Config = Config {
 
 /// 128-bit MPFR floats, compared through `f64` against `f64` oracles (the
 /// oracle's own rounding dominates): the `f64` bounds; `n ≤ 25` for time.
-const HIGH: Config = Config {
-    max_n: 25,
-    ..FLOAT
-};
+const HIGH: Config = Config { max_n: 25, ..FLOAT };
 
 /// The textbook engine: rel/abs 1e-11 for `n ≤ 6` (one LU of condition
 /// < 1e4; the cofactor adjugate loses no more), 1e-10 up to `n = 60`.
@@ -215,8 +212,9 @@ fn complex_marginals_overflow_is_typed() {
     let mu = Model::new(ShiftedF64, &graph, Rooting::Single)
         .and_then(|m| m.marginals())
         .expect("shifted marginals");
-    let expected = spantree_bruteforce::marginals_from_scores(&random::scores_of(&scaled), Rooting::Single)
-        .expect("a tree");
+    let expected =
+        spantree_bruteforce::marginals_from_scores(&random::scores_of(&scaled), Rooting::Single)
+            .expect("a tree");
     for (a, e) in mu.as_slice().iter().zip(expected.as_slice()) {
         assert!((a - e).abs() <= 1e-10, "{a} vs {e}");
     }
