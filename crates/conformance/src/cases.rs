@@ -1,4 +1,4 @@
-//! Conformance cases drawn by [`proptest`]: graph size, score scale, root
+//! Conformance cases drawn by [`proptest`](mod@proptest): graph size, score scale, root
 //! shift, forbidden arcs and labels, both rootings. A failing case shrinks
 //! towards fewer words, fewer labels, smaller scores and no forbidden arc,
 //! so the report shows a minimal graph. The runner is seeded, so every run
