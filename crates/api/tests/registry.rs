@@ -16,7 +16,9 @@ use spantree_core::Rooting;
 fn with_param(name: &str, param: Param) -> String {
     match param {
         Param::None => name.to_owned(),
-        Param::NonNegative(_) | Param::Positive(_) => format!("{name}:2.5"),
+        Param::NonNegative(_) | Param::NonNegativeOrInfinite(_) | Param::Positive(_) => {
+            format!("{name}:2.5")
+        }
     }
 }
 
@@ -47,7 +49,12 @@ fn every_quantity_name_round_trips() {
         }
         assert!(!row.help.is_empty(), "{} has help", row.name);
     }
-    assert_eq!(REGISTRY.len(), 16);
+    assert_eq!(REGISTRY.len(), 18);
+    // The min-entropy is the Rényi entropy of order ∞.
+    assert_eq!(
+        "renyi:inf".parse::<Quantity>().map(|q| q.order()),
+        Ok(Some(f64::INFINITY))
+    );
 }
 
 #[test]

@@ -12,9 +12,11 @@
 //! `spantree-core`: entry `(h, m)` is the arc `h → m`, row `0` is the root,
 //! column `0` and the diagonal do not exist and must be `0`.
 //!
-//! Besides the trees: [`cofactor`], determinants and adjugates by their
-//! definitions; [`random`], seeded graph generators; and [`suite`], the one
-//! generic property suite that every backend runs.
+//! [`Distribution`] lists every labeled tree with its probability, for
+//! expectations, covariances and their gradients by definition; [`cofactor`]
+//! gives determinants and adjugates by their definitions. Besides the
+//! oracle: [`random`], the one seeded generator (SplitMix64) and the graph
+//! generators every test of the workspace draws from.
 //!
 //! ```
 //! use spantree_bruteforce::{count_all_trees, marginals, partition};
@@ -32,11 +34,12 @@
 //! ```
 
 pub mod cofactor;
+mod distribution;
 mod enumerate;
 mod labeled;
 pub mod random;
-pub mod suite;
 
+pub use distribution::{Distribution, LabeledTree};
 pub use enumerate::{
     count_all_trees, count_trees, for_each_tree, grad_partition, log_partition_from_scores,
     marginals, marginals_from_scores, partition, trees, Tree,

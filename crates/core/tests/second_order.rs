@@ -1,5 +1,7 @@
-//! Second-order expectations, covariance, pair marginals and the literature's
-//! baselines: against brute force, and against each other exactly.
+//! The literature's baselines (`spantree_core::baseline`) against brute
+//! force, and the core's routes against each other exactly. Second-order
+//! expectations, covariance and pair marginals against brute force run on
+//! every engine in the conformance crate (`quantities::second_order`).
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_bruteforce::{trees, Tree};
@@ -57,18 +59,6 @@ fn features(rng: &mut SplitMix64, n: usize) -> (ArcFeatures<f64>, ArcFeatures<f6
     (r, s)
 }
 
-fn value(f: &ArcFeatures<f64>, t: &Tree) -> Vec<f64> {
-    let mut v = vec![0.0; f.dim()];
-    for (a, values) in f.entries() {
-        if t.head(a.dependent) == a.head {
-            for (i, x) in values {
-                v[*i] += x;
-            }
-        }
-    }
-    v
-}
-
 /// Absolute 1e-11: brute-force sums of ≤ 6⁵ terms, one LU of condition < 1e3,
 /// and a difference of such sums for covariances.
 fn close(a: f64, b: f64, what: &str) {
@@ -79,53 +69,16 @@ fn close(a: f64, b: f64, what: &str) {
 }
 
 #[test]
-fn second_order_pairs_and_baselines_match_brute_force() {
+fn baselines_match_brute_force() {
     let mut rng = SplitMix64::new(5);
     for n in 1..=5 {
         for rooting in Rooting::ALL {
             let w = weights(&mut rng, n);
-            let (r, s) = features(&mut rng, n);
+            let (r, _) = features(&mut rng, n);
             let model = Model::new(F64, &graph(&w), rooting).unwrap();
             let all: Vec<Tree> = trees(&w, rooting).collect();
             let z: f64 = all.iter().map(|t| t.weight(&w)).sum();
             let p: Vec<f64> = all.iter().map(|t| t.weight(&w) / z).collect();
-            let e =
-                |f: &dyn Fn(&Tree) -> f64| all.iter().zip(&p).map(|(t, pt)| pt * f(t)).sum::<f64>();
-
-            for algorithm in [
-                SecondOrder::JacobianVector,
-                SecondOrder::Hessian,
-                SecondOrder::Auto,
-            ] {
-                let second = model.expect_second_order(&r, &s, algorithm).unwrap();
-                let cov = model.covariance(&r, &s, algorithm).unwrap();
-                for i in 0..3 {
-                    for j in 0..2 {
-                        let rs = e(&|t| value(&r, t)[i] * value(&s, t)[j]);
-                        let cv = rs - e(&|t| value(&r, t)[i]) * e(&|t| value(&s, t)[j]);
-                        close(second[(i, j)], rs, algorithm.name());
-                        close(cov[(i, j)], cv, algorithm.name());
-                    }
-                }
-            }
-
-            // Every pair of allowed arcs.
-            let allowed: Vec<ArcRef> = (0..=n)
-                .flat_map(|h| (1..=n).map(move |m| (h, m)))
-                .filter(|&(h, m)| h != m && w[(h, m)] > 0.0)
-                .map(|(h, m)| arc(h, m))
-                .collect();
-            let pairs: Vec<(ArcRef, ArcRef)> = allowed
-                .iter()
-                .flat_map(|&a| allowed.iter().map(move |&b| (a, b)))
-                .collect();
-            let got = model.pair_marginals(&pairs).unwrap();
-            for ((a, b), g) in pairs.iter().zip(got) {
-                let both = e(&|t| {
-                    (t.head(a.dependent) == a.head && t.head(b.dependent) == b.head) as u8 as f64
-                });
-                close(g, both, "pair marginal");
-            }
 
             // Baselines.
             let mu = spantree_bruteforce::marginals(&w, rooting).unwrap();
@@ -224,83 +177,6 @@ fn smith_eisner_entropy_agrees_at_high_precision() {
                 entropy_by_columns(&log_model).unwrap(),
             );
             assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} {b}");
-        }
-    }
-}
-
-#[test]
-fn labeled_covariance_and_pairs_match_brute_force() {
-    use spantree_bruteforce::LabeledWeights;
-    let mut rng = SplitMix64::new(21);
-    for n in 1..=4 {
-        for rooting in Rooting::ALL {
-            let labels: Vec<Matrix<f64>> = (0..2).map(|_| weights(&mut rng, n)).collect();
-            let lw = LabeledWeights::new(labels);
-            let model = Model::new(
-                F64,
-                &Graph::from_labeled_weights(&lw.rows()).unwrap(),
-                rooting,
-            )
-            .unwrap();
-            // r: label-specific and label-free entries; s: label-free.
-            let mut r = ArcFeatures::new(2);
-            let mut s = ArcFeatures::new(1);
-            for h in 0..=n {
-                for m in (1..=n).filter(|&m| m != h) {
-                    let l = (h + m) % 2;
-                    r.push(
-                        ArcRef {
-                            head: h,
-                            dependent: m,
-                            label: Some(l),
-                        },
-                        vec![(0, 1.0)],
-                    )
-                    .unwrap();
-                    r.push(arc(h, m), vec![(1, (h as f64) - 0.5)]).unwrap();
-                    s.push(
-                        ArcRef {
-                            head: h,
-                            dependent: m,
-                            label: Some(1 - l),
-                        },
-                        vec![(0, 2.0)],
-                    )
-                    .unwrap();
-                }
-            }
-            let value = |f: &ArcFeatures<f64>, heads: &[usize], ls: &[usize]| {
-                let mut v = vec![0.0; f.dim()];
-                for (a, values) in f.entries() {
-                    let hit = heads[a.dependent] == a.head
-                        && a.label.is_none_or(|l| ls[a.dependent] == l);
-                    if hit {
-                        values.iter().for_each(|(i, x)| v[*i] += x);
-                    }
-                }
-                v
-            };
-            let mut z = 0.0;
-            let (mut er, mut es, mut ers) = ([0.0; 2], 0.0, [0.0; 2]);
-            lw.for_each_labeled_tree(rooting, |heads, ls, w| {
-                let (vr, vs) = (value(&r, heads, ls), value(&s, heads, ls)[0]);
-                z += w;
-                es += w * vs;
-                for i in 0..2 {
-                    er[i] += w * vr[i];
-                    ers[i] += w * vr[i] * vs;
-                }
-            });
-            for algorithm in [SecondOrder::JacobianVector, SecondOrder::Hessian] {
-                let cov = model.covariance(&r, &s, algorithm).unwrap();
-                for i in 0..2 {
-                    close(
-                        cov[(i, 0)],
-                        ers[i] / z - (er[i] / z) * (es / z),
-                        algorithm.name(),
-                    );
-                }
-            }
         }
     }
 }

@@ -6,30 +6,15 @@
 pub use spantree_bruteforce::cofactor::{adjugate_by_cofactors, det_by_expansion};
 use spantree_core::Matrix;
 
-/// xorshift64*: seeded, so every failure reproduces.
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// Uniform in `[0, 1)`.
-    pub fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `[-1, 1)`.
-    pub fn symmetric(&mut self) -> f64 {
-        2.0 * self.uniform() - 1.0
-    }
-}
+/// The workspace's one seeded generator, so every failure reproduces.
+pub use spantree_bruteforce::random::SplitMix64 as Rng;
 
 /// A random `n × n` matrix with off-diagonal entries in `[-1, 1)` and
 /// diagonal `±(n + 1)` (random sign): strictly diagonally dominant by rows
 /// and columns, so `‖A⁻¹‖∞ ≤ 1/2`, `‖A‖∞ < 2n`, `κ∞(A) < n`, and tolerances can be
 /// stated a priori. (Partial pivoting never swaps here: see [`random`].)
 pub fn well_conditioned(n: usize, rng: &mut Rng) -> Matrix<f64> {
-    let mut a = Matrix::from_fn(n, n, |_, _| rng.symmetric());
+    let mut a = Matrix::from_fn(n, n, |_, _| rng.uniform_in(-1.0, 1.0));
     for i in 0..n {
         let sign = if rng.uniform() < 0.5 { -1.0 } else { 1.0 };
         a[(i, i)] = sign * (n as f64 + 1.0);
@@ -41,7 +26,7 @@ pub fn well_conditioned(n: usize, rng: &mut Rng) -> Matrix<f64> {
 /// on almost every step. Condition numbers are moderate (typically `< 10³`
 /// for `n ≤ 100`), checked in the tests through residuals, not assumed.
 pub fn random(n: usize, rng: &mut Rng) -> Matrix<f64> {
-    Matrix::from_fn(n, n, |_, _| rng.symmetric())
+    Matrix::from_fn(n, n, |_, _| rng.uniform_in(-1.0, 1.0))
 }
 
 /// `A B`, the schoolbook triple loop.

@@ -1,23 +1,23 @@
-//! The generic suite against a tiny textbook Gaussian-elimination backend,
-//! written here independently of every real backend: it checks the suite
-//! (and the core's Laplacians and glue) before the real backends exist, and
-//! stays as a second opinion afterwards.
+//! A tiny textbook Gaussian-elimination engine, written here independently
+//! of every real engine: it checks the suite (and the core's Laplacians and
+//! glue) with nothing borrowed from faer or rug, and stays as a second
+//! opinion. The adjugate is taken by definition (cofactors), `O(n⁵)`: for
+//! tests only.
 
-use spantree_bruteforce::suite::Tolerance;
 use spantree_core::{
     Dense, Engine, Factorization, Graph, Matrix, Numerical, Prepared, Result, Rooting, Scalar, Sign,
 };
 
 /// LU with partial pivoting (largest `|x|` as seen through `to_f64`), no shifting.
 #[derive(Clone, Copy, Debug)]
-struct Naive;
+pub struct Naive;
 
 /// The same elimination, but the core shifts the columns first.
 #[derive(Clone, Copy, Debug)]
-struct NaiveShifted;
+pub struct NaiveShifted;
 
 /// `P A = L U` stored in one matrix (unit lower `L` below the diagonal).
-struct Lu {
+pub struct Lu {
     lu: Matrix<f64>,
     /// `perm[i]`: the row of `A` that ended up in row `i`.
     perm: Vec<usize>,
@@ -192,25 +192,4 @@ impl Engine for NaiveShifted {
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
         Dense::new(weights, rooting, factorize)
     }
-}
-
-// rel/abs 1e-11 for n ≤ 6: one partial-pivoting LU of a Laplacian of
-// log-normal weights (condition < 1e4) against sums of positive products;
-// the cofactor adjugate loses no more.
-const SMALL: Tolerance = Tolerance::uniform(1e-11);
-// 1e-10 up to n = 60: the same LU, error growing about linearly with n.
-const LARGE: Tolerance = Tolerance::uniform(1e-10);
-
-mod unshifted {
-    use super::*;
-    spantree_bruteforce::stamp_suite!(Naive, small: SMALL, large: LARGE, extreme: SMALL, max_n: 60);
-}
-
-// `extreme_weights` (600 decades inside one column) is not stamped here: a
-// textbook LU on shifted columns returns a marginal of 0 for an arc whose
-// oracle marginal is 1 (single-root, n = 6, seed 1), the known limit of
-// [§2.](spantree_core::mathematics) It is a test for the real stabilised backends.
-mod shifted {
-    use super::*;
-    spantree_bruteforce::stamp_suite!(NaiveShifted, small: SMALL, large: LARGE, extreme: SMALL, max_n: 60);
 }

@@ -1,54 +1,12 @@
-//! The generic backend suite (`spantree_bruteforce::suite`) on [`Accurate`]
-//! and [`LogAccurate`], including the extreme-scale tests that dense LU
-//! fails, and comparisons with the exact backend at root scores shifted down
-//! to −300, arc scores spread over ±50, both rootings, labeled and unlabeled.
+//! The accurate engines ([`Accurate`], [`LogAccurate`]) against the exact
+//! engine at root scores shifted down to −300 and arc scores spread over
+//! ±50, both rootings, labeled and unlabeled: what the cancellation-free
+//! elimination is for, and what dense LU cannot do (so not in the suite).
 
 use spantree_bruteforce::random::{self, SplitMix64};
-use spantree_bruteforce::suite::{self, Tolerance};
 use spantree_core::{Engine, Graph, Matrix, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::{Accurate, LogAccurate};
-
-// rel/abs 1e-12 for n ≤ 6: sums of positive terms, a few ulps each, against
-// an oracle that carries ~1e-15 itself. (The gradient ∂Z/∂w still comes from
-// the dense LU's adjugate: same bound as for `F64`.)
-const SMALL: Tolerance = Tolerance::uniform(1e-12);
-// 1e-11 up to n = 60: the elimination's own error grows like n ε; the
-// dense-LU gradient is not checked by these identities.
-const LARGE: Tolerance = Tolerance::uniform(1e-11);
-// 1e-10 for weights 1e±300 and scores ±1e4: the log-space oracle's own error
-// (n scores of size 1e4 summed, ulp 2e-12 each), as for `ShiftedF64`.
-const EXTREME: Tolerance = Tolerance::uniform(1e-10);
-
-mod accurate {
-    use super::*;
-    spantree_bruteforce::stamp_suite!(Accurate, small: SMALL, large: LARGE, extreme: EXTREME, max_n: 60, extra: [extreme_weights]);
-
-    /// rel 1e-12 on ln Z and abs 1e-12 on marginals against exact
-    /// rationals, n ≤ 25, N(0, 1) scores.
-    #[test]
-    fn agrees_with_exact() {
-        suite::agrees_with_reference(Accurate, Exact, Tolerance::uniform(1e-12), 25);
-    }
-
-    /// The acceptance test of `ShiftedF64` (n = 1000, scores N(0, 20²)): finite
-    /// ln Z, marginals summing to 1 within 1e-9 (here ~1e-13 in fact).
-    #[test]
-    fn thousand_words_with_large_scores() {
-        suite::large_scores_stay_finite(Accurate, Tolerance::uniform(1e-9), 1000, 20.0);
-    }
-}
-
-mod log_accurate {
-    use super::*;
-    spantree_bruteforce::stamp_suite!(LogAccurate, small: SMALL, large: LARGE, extreme: EXTREME, max_n: 60, extra: [extreme_weights]);
-
-    /// As for [`Accurate`]: rel/abs 1e-12 against exact rationals, n ≤ 25.
-    #[test]
-    fn agrees_with_exact() {
-        suite::agrees_with_reference(LogAccurate, Exact, Tolerance::uniform(1e-12), 25);
-    }
-}
 
 /// Correct bits of `a` against `e` (53 when equal).
 fn bits(a: f64, e: f64) -> f64 {

@@ -1,8 +1,8 @@
-//! The one generic property suite that every backend runs.
+//! Tier 1 of the suite: `Z`, the marginals and `∇Z` on every engine.
 //!
 //! Each function is a plain generic test body, `fn …<B: Engine>(backend: B, tol: Tolerance)`
-//! (plus a size for the identities that run at large `n`); a backend's
-//! `tests/suite.rs` only stamps `#[test]`s around them. Every number asserted
+//! (plus a size for the identities that run at large `n`); `tests/engines.rs`
+//! only stamps `#[test]`s around them ([`crate::stamp_suite!`]). Every number asserted
 //! comes from the brute-force oracle, an identity or a count, never from the
 //! code under test. A failure message names the backend, the rooting, `n` and
 //! the seed, so it reproduces.
@@ -12,8 +12,8 @@
 
 use spantree_core::{ArcRef, Engine, Error, Graph, Matrix, Model, NoTree, Rooting, Scalar};
 
-use crate::random::{self, SplitMix64};
-use crate::{
+use spantree_bruteforce::random::{self, SplitMix64};
+use spantree_bruteforce::{
     grad_partition, log_partition_from_scores, marginals, marginals_from_scores, partition,
     LabeledWeights,
 };
@@ -635,8 +635,8 @@ pub fn extreme_score_scales<B: Engine>(backend: B, tol: Tolerance) {
 
 /// Every arc's weight `10^u`, `u` uniform in `[−300, 300]` independently,
 /// `n = 1..=6`, so one column spans 600 decades. A known limit of dense LU
-/// on shifted columns ([§2](spantree_core::mathematics): the multi-root diagonal cannot hold a
-/// root weight tiny next to the arcs): the backend must either match the
+/// on shifted columns (the multi-root diagonal `Σ_h w_hm + ρ_m` cannot hold
+/// a root weight tiny next to the arcs of its column): the backend must either match the
 /// oracle or fail with a typed `Error::Numerical`, never return a wrong number.
 pub fn extreme_weights<B: Engine>(backend: B, tol: Tolerance) {
     for n in 1..=6 {
@@ -881,84 +881,4 @@ pub fn agrees_with_reference<B: Engine, R: Engine>(
             check_marginals_f64(&mu, &expected, tol.marginal, &ctx);
         }
     }
-}
-
-/// Stamps one `#[test]` per test of this suite for a backend; the bodies are
-/// the functions above, the macro only names them. Tolerances: `small` for the
-/// brute-force comparisons (`n ≤ 6`) and `n = 1`, `large` for the identities
-/// up to `max_n`, `extreme` for the extreme-scale tests; `extra: [..]` adds
-/// tests taking `(backend, extreme)` that not every backend passes (today
-/// `extreme_weights`, which dense LU fails). Use it inside a module of a
-/// test target:
-///
-/// ```ignore
-/// mod log {
-///     use spantree_bruteforce::suite::Tolerance;
-///     spantree_bruteforce::stamp_suite!(spantree_faer::ShiftedF64,
-///         small: Tolerance::uniform(1e-12), large: Tolerance::uniform(1e-11),
-///         extreme: Tolerance::uniform(1e-10), max_n: 60);
-/// }
-/// ```
-#[macro_export]
-macro_rules! stamp_suite {
-    ($backend:expr, small: $small:expr, large: $large:expr, extreme: $extreme:expr, max_n: $max_n:expr $(, extra: [$($extra:ident),* $(,)?])?) => {
-        #[test]
-        fn against_brute_force() {
-            $crate::suite::against_brute_force($backend, $small);
-        }
-        #[test]
-        fn labeled_against_brute_force() {
-            $crate::suite::labeled_against_brute_force($backend, $small);
-        }
-        #[test]
-        fn marginals_sum_to_one() {
-            $crate::suite::marginals_sum_to_one($backend, $large, $max_n);
-        }
-        #[test]
-        fn column_scaling() {
-            $crate::suite::column_scaling($backend, $large, $max_n);
-        }
-        #[test]
-        fn permutation() {
-            $crate::suite::permutation($backend, $large, $max_n);
-        }
-        #[test]
-        fn cayley() {
-            $crate::suite::cayley($backend, $large, $max_n);
-        }
-        #[test]
-        fn single_word() {
-            $crate::suite::single_word($backend, $small);
-        }
-        #[test]
-        fn no_spanning_tree() {
-            $crate::suite::no_spanning_tree($backend);
-        }
-        #[test]
-        fn no_root_arc() {
-            $crate::suite::no_root_arc($backend);
-        }
-        #[test]
-        fn extreme_column_scales() {
-            $crate::suite::extreme_column_scales($backend, $extreme);
-        }
-        #[test]
-        fn extreme_score_scales() {
-            $crate::suite::extreme_score_scales($backend, $extreme);
-        }
-        #[test]
-        fn extreme_scores() {
-            $crate::suite::extreme_scores($backend, $extreme);
-        }
-        #[test]
-        fn overflow_is_typed() {
-            $crate::suite::overflow_is_typed($backend, $extreme);
-        }
-        $($(
-            #[test]
-            fn $extra() {
-                $crate::suite::$extra($backend, $extreme);
-            }
-        )*)?
-    };
 }
