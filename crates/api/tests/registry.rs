@@ -84,7 +84,8 @@ fn malformed_quantities_are_typed_errors() {
     for bad in [
         "renyi:-1",
         "renyi:NaN",
-        "renyi:inf",
+        "renyi:-inf",
+        "lp_norm:inf",
         "lp_norm:0",
         "lp_norm:-0",
     ] {

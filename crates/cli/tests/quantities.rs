@@ -715,7 +715,8 @@ fn bad_quantity_parameters_are_usage_errors() {
     let cases = [
         ("renyi", "renyi:ALPHA"),
         ("renyi:-1", "≥ 0"),
-        ("renyi:nan", "finite"),
+        ("renyi:nan", "≥ 0, or inf"),
+        ("lp_norm:inf", "finite"),
         ("renyi:two", "not a number"),
         ("lp_norm:0", "> 0"),
         ("lp_norm:-2", "> 0"),
