@@ -75,8 +75,10 @@ pub mod model;
 pub mod scalar;
 pub mod second_order;
 
-pub use engine::{Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared};
-pub use error::{ArcRef, Error, NoTree, Numerical, Result};
+pub use engine::{
+    Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared, WithTangent,
+};
+pub use error::{ArcRef, Error, Inaccuracy, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
 pub use information::{Divergence, GradientPair};

@@ -3,7 +3,6 @@
 use crate::engine::{Engine, Factors, PerLabel, Prepared};
 use crate::error::{ArcRef, Error, NoTree, Numerical, Result};
 use crate::graph::{Graph, Rooting};
-use crate::laplacian::weight_gradient;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
@@ -145,9 +144,22 @@ impl<E: Engine> Model<E> {
         match sign {
             Sign::Zero => Err(self.singular().into()),
             Sign::Negative => Err(Numerical::NegativeDeterminant.into()),
-            Sign::Positive if ln.is_finite() => Ok(ln + self.prepared.ln_scale),
+            Sign::Positive if ln.is_finite() => {
+                let ln_z = ln + self.prepared.ln_scale;
+                self.factors
+                    .check_accuracy(LN_Z_TOLERANCE * ln_z.abs().max(1.0))?;
+                Ok(ln_z)
+            }
             Sign::Positive => Err(Numerical::NotFinite.into()),
         }
+    }
+
+    /// Everything a derivative needs: a spanning tree, a trusted `ln Z`, and
+    /// factors accurate enough for derivatives ([`DERIVATIVE_TOLERANCE`]).
+    pub(crate) fn ready(&self) -> Result<()> {
+        self.tree.map_err(Error::NoSpanningTree)?;
+        self.log_partition()?;
+        Ok(self.factors.check_accuracy(DERIVATIVE_TOLERANCE)?)
     }
 
     fn singular(&self) -> Numerical {
@@ -188,8 +200,7 @@ impl<E: Engine> Model<E> {
     /// [`Error::NoSpanningTree`] when `Z = 0`, [`Error::Numerical`] when the
     /// factorisation is singular to working precision.
     pub(crate) fn inverse(&self) -> Result<&Matrix<E::Scalar>> {
-        self.tree.map_err(Error::NoSpanningTree)?;
-        self.log_partition()?;
+        self.ready()?;
         self.factors.inverse().map_err(Error::from)
     }
 
@@ -218,8 +229,7 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn marginals(&self) -> Result<Matrix<E::Scalar>> {
-        self.tree.map_err(Error::NoSpanningTree)?;
-        self.log_partition()?;
+        self.ready()?;
         let mu = self.factors.marginals()?;
         finite(mu)
     }
@@ -234,7 +244,9 @@ impl<E: Engine> Model<E> {
 
     /// `∇Z = ∂Z/∂w` with respect to the (collapsed) weights, in the
     /// `(n+1) × (n+1)` layout, from the engine's adjugate (Jacobi's formula,
-    /// [`weight_gradient`]): defined also when `Z = 0`. `O(n³)`.
+    /// [`weight_gradient`](crate::laplacian::weight_gradient)); on the
+    /// cancellation-free engines `Z ν` from the elimination
+    /// ([`Factors::partition_gradient`]). Defined also when `Z = 0`. `O(n³)`.
     ///
     /// # Errors
     /// [`Numerical::NotFinite`] when an entry overflows the scalar type
@@ -250,7 +262,10 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn grad_partition(&self) -> Result<Matrix<E::Scalar>> {
-        let mut g = weight_gradient(&self.factors.adjugate(), self.rooting);
+        if self.tree.is_ok() {
+            self.ready()?;
+        }
+        let mut g = self.factors.partition_gradient()?;
         let shift = &self.prepared.shift;
         let n = self.n();
         for m in (1..=n).filter(|&m| self.prepared.ln_scale != shift[m]) {
@@ -320,6 +335,22 @@ impl<E: Engine> Model<E> {
         }
     }
 }
+
+/// The largest estimated absolute error of `ln |det L|`
+/// ([`Factors::check_accuracy`]) accepted for `ln Z`, relative to
+/// `max(1, |ln Z|)`: `2⁻²⁷ ≈ 7e-9`. Dense LU is refused only where its own
+/// estimate says it keeps fewer than 27 bits; the estimate overshoots the
+/// true error (measured: see the `honest_accuracy` example of
+/// `spantree-faer`), so no `ln Z` with fewer than 20 correct bits gets
+/// through, and none accurate to `1e-10` is refused.
+pub const LN_Z_TOLERANCE: f64 = 7.450_580_596_923_828e-9;
+
+/// The largest estimated absolute error of `ln |det L|` accepted before
+/// any derivative (marginals, gradients, second order): `2⁻⁴⁰ ≈ 9e-13`.
+/// Derivatives from a dense LU (the inverse and its solves) lose about as
+/// many bits as the pivots, so this keeps them near the 40 bits that
+/// gradients need.
+pub const DERIVATIVE_TOLERANCE: f64 = 9.094_947_017_729_282e-13;
 
 /// The matrix, or [`Numerical::NotFinite`] when an entry is NaN or infinite.
 fn finite<S: Scalar>(m: Matrix<S>) -> Result<Matrix<S>> {
