@@ -14,9 +14,12 @@
 //! `≥ 1e-8` of the largest, the worst over the gradients (`grads`), and for
 //! covariance and pairs. `ref` is a typed error (`Inaccurate`: refused).
 //!
+//! `cargo run --release -p spantree-faer --example honest_accuracy timing`
+//! times the new route against dense LU at `n = 10, 36, 100`.
+//!
 //! `… --example honest_accuracy refusals` instead measures the dense check:
-//! how often `F64` / `ShiftedF64` refuse random `N(0, 1)` and `N(0, σ=2)`
-//! graphs at `n ≤ 100`, and the true error of `ln Z` where they refuse.
+//! how often `F64` / `ShiftedF64` refuse random `N(0, 1)`, `N(0, σ=2)`
+//! and `N(0, σ=4)` graphs at `n ≤ 100`, and the true error of `ln Z` where they refuse.
 
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{
@@ -282,6 +285,26 @@ fn table(sizes: &[usize]) {
                         ("accurate", quantities(Accurate, &c, rooting)),
                         ("log-accurate", quantities(LogAccurate, &c, rooting)),
                     ];
+                    if let Some(q) = std::env::var_os("HONEST_DUMP") {
+                        let q = q.to_string_lossy().to_string();
+                        let get = |v: &[(&'static str, Out)]| {
+                            v.iter()
+                                .find(|(k, _)| *k == q)
+                                .and_then(|(_, x)| x.as_ref().ok())
+                                .cloned()
+                        };
+                        if let (Some(e), Some(a)) = (get(&exact), get(&engines[2].1)) {
+                            println!("  dump {name} {} labels {labels}", rooting.name());
+                            for (i, (x, y)) in e.iter().zip(&a).enumerate() {
+                                if *x != 0.0 || *y != 0.0 {
+                                    println!(
+                                        "    {i}: {x:.6e} {y:.6e} rel {:.1e}",
+                                        (x - y).abs() / x.abs()
+                                    );
+                                }
+                            }
+                        }
+                    }
                     if std::env::var_os("HONEST_DETAIL").is_some() {
                         for (engine, found) in &engines[2..] {
                             let detail: Vec<String> = found
@@ -339,7 +362,7 @@ fn unchecked_ln_z(scores: &Matrix<f64>, rooting: Rooting, shifted: bool) -> f64 
 fn refusals() {
     println!("| σ | rooting | engine | graphs | refused ln Z | refused derivatives | fewest bits of an accepted ln Z | refused although ln Z within 1e-10 |");
     println!("|---|---|---|---|---|---|---|---|");
-    for sigma in [1.0, 2.0] {
+    for sigma in [1.0, 2.0, 4.0] {
         for rooting in Rooting::ALL {
             for engine in ["f64", "log"] {
                 let (mut graphs, mut ref_z, mut ref_mu, mut false_refusals) = (0, 0, 0, 0);
@@ -391,8 +414,62 @@ fn refusals() {
     }
 }
 
+/// Median time of `Model::new` plus `grad_entropy` (one marginals pass and
+/// one VJP), and of `Model::new` plus `covariance` of three features
+/// (three VJPs), on `N(0, 1)` graphs, where the dense route is accurate.
+fn timing() {
+    fn median<E: Engine<Scalar = f64>>(engine: E, c: &Case, cov: bool) -> f64 {
+        let mut features = ArcFeatures::new(3);
+        for (h, m, v) in &c.features {
+            features
+                .push(arc(*h, *m), v.iter().copied().enumerate().collect())
+                .expect("arc");
+        }
+        let reps = 21;
+        let mut times: Vec<f64> = (0..reps)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let model = Model::new(engine.clone(), &c.p, Rooting::Single).expect("model");
+                if cov {
+                    std::hint::black_box(
+                        model
+                            .covariance(&features, &features, SecondOrder::JacobianVector)
+                            .expect("cov"),
+                    );
+                } else {
+                    std::hint::black_box(model.grad_entropy().expect("grad"));
+                }
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[reps / 2]
+    }
+    println!("| n | quantity | dense LU (`log`) | `accurate` | ratio | `log-accurate` |");
+    println!("|---|---|---|---|---|---|");
+    for n in [10, 36, 100] {
+        let c = case(n, Some(0.0), 1, 99 + n as u64);
+        for (what, cov) in [("grad_entropy", false), ("covariance (3 features)", true)] {
+            let dense = median(ShiftedF64, &c, cov);
+            let accurate = median(Accurate, &c, cov);
+            let log = median(LogAccurate, &c, cov);
+            println!(
+                "| {n} | {what} | {:.3} ms | {:.3} ms | {:.1}× | {:.2} ms |",
+                dense * 1e3,
+                accurate * 1e3,
+                accurate / dense,
+                log * 1e3
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("timing") {
+        timing();
+        return;
+    }
     if args.first().map(String::as_str) == Some("refusals") {
         refusals();
         return;

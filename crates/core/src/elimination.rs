@@ -108,6 +108,15 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
     fn times(&self, other: &Self) -> Self;
     /// `self / other`, `other > 0`.
     fn over(&self, other: &Self) -> Self;
+    /// `self / (self + rest)`, for `self + rest > 0`: a multiplier of the
+    /// elimination, whose other terms `rest` are known apart. The default
+    /// divides; tangent types ([`Dual`], [`LnDual`]) use the rest for the
+    /// derivative `(ȧ rest − a ṙest) / (a + rest)²`, which is of the size of
+    /// `rest / (a + rest)` and never the difference of two near-equal
+    /// quotient-rule terms when `a` dominates.
+    fn fraction(&self, rest: &Self) -> Self {
+        self.over(&self.plus(rest))
+    }
     /// `self += a · b`, the inner loop.
     fn add_product(&mut self, a: &Self, b: &Self) {
         *self = self.plus(&a.times(b));
@@ -404,18 +413,35 @@ impl<P: NonNegative> Work<P> {
         };
         if !in_weight.is_nil() {
             // The pivot is of order 0 here: a finite positive number.
-            let d = pivot.value.clone();
             let row_k: Vec<P> = self.arcs[k * r + alive.start..k * r + alive.end].to_vec();
             // Every product below is at least (smallest multiplier) ·
             // (smallest entry of row k): one check per step finds underflow.
             let y_min = smallest(&row_k);
             let mut l_min: Option<(P, f64)> = None;
-            for h in alive.clone() {
-                let a = &self.arcs[h * r + k];
+            // Each multiplier is A[h][k] / (A[h][k] + rest_h), with rest_h
+            // the other terms of the pivot summed afresh (prefix and suffix
+            // sums, O(n)): its derivative then carries the factor
+            // rest_h / d_k, never a difference (see [`NonNegative::fraction`]).
+            let column: Vec<P> = alive
+                .clone()
+                .map(|h| self.arcs[h * r + k].clone())
+                .collect();
+            let mut suffix = vec![P::nil(); column.len() + 1];
+            for i in (0..column.len()).rev() {
+                suffix[i] = suffix[i + 1].plus(&column[i]);
+            }
+            let mut prefix = if self.root[k].order == 0 {
+                self.root[k].value.clone()
+            } else {
+                P::nil()
+            };
+            for (i, h) in alive.clone().enumerate() {
+                let a = &column[i];
                 if a.is_nil() {
                     continue;
                 }
-                let l = a.over(&d);
+                let l = a.fraction(&prefix.plus(&suffix[i + 1]));
+                prefix = prefix.plus(a);
                 let key = l.magnitude();
                 if l_min.as_ref().is_none_or(|(_, k)| key < *k) {
                     l_min = Some((l.clone(), key));
@@ -434,10 +460,16 @@ impl<P: NonNegative> Work<P> {
                 self.tiny |= l.times(y).is_extreme();
             }
         }
-        let root_lower = if pivot.is_nil() {
+        let root = &self.root[k];
+        let root_lower = if pivot.is_nil() || root.is_nil() {
             Leading::nil()
+        } else if in_weight.is_nil() {
+            // ρ[k] / ρ[k]: exactly 1, and constant.
+            Leading::finite(P::unit())
+        } else if root.order == 0 {
+            Leading::finite(root.value.fraction(&in_weight))
         } else {
-            self.root[k].over(&pivot)
+            root.over(&pivot)
         };
         if !root_lower.is_nil() {
             self.tiny |= root_lower.value.is_extreme();
@@ -769,6 +801,11 @@ impl NonNegative for Dual {
         let q = self.value / other.value;
         Dual::new(q, (self.tangent - q * other.tangent) / other.value)
     }
+    fn fraction(&self, rest: &Self) -> Self {
+        let d = self.value + rest.value;
+        let (l, complement) = (self.value / d, rest.value / d);
+        Dual::new(l, (self.tangent * complement - l * rest.tangent) / d)
+    }
     #[inline]
     fn add_product(&mut self, a: &Self, b: &Self) {
         self.value += a.value * b.value;
@@ -870,6 +907,14 @@ impl NonNegative for LnDual {
         if p != f64::NEG_INFINITY {
             *self = self.plus(&LnDual::new(p, a.rel + b.rel));
         }
+    }
+    fn fraction(&self, rest: &Self) -> Self {
+        let d = self.plus(rest);
+        if rest.is_nil() {
+            return LnDual::new(0.0, 0.0);
+        }
+        let complement = (rest.ln - d.ln).exp();
+        LnDual::new(self.ln - d.ln, complement * (self.rel - rest.rel))
     }
 }
 

@@ -141,16 +141,20 @@ impl<E: Engine> Model<E> {
             return Ok(f64::NEG_INFINITY);
         }
         let (sign, ln) = self.factors.ln_abs_det();
+        if sign == Sign::Zero {
+            return Err(self.singular().into());
+        }
+        if !ln.is_finite() {
+            return Err(Numerical::NotFinite.into());
+        }
+        let ln_z = ln + self.prepared.ln_scale;
+        // The factorisation's own check first: a negative determinant is
+        // one more symptom of the cancellation it names.
+        self.factors
+            .check_accuracy(LN_Z_TOLERANCE * ln_z.abs().max(1.0))?;
         match sign {
-            Sign::Zero => Err(self.singular().into()),
             Sign::Negative => Err(Numerical::NegativeDeterminant.into()),
-            Sign::Positive if ln.is_finite() => {
-                let ln_z = ln + self.prepared.ln_scale;
-                self.factors
-                    .check_accuracy(LN_Z_TOLERANCE * ln_z.abs().max(1.0))?;
-                Ok(ln_z)
-            }
-            Sign::Positive => Err(Numerical::NotFinite.into()),
+            _ => Ok(ln_z),
         }
     }
 
