@@ -136,6 +136,13 @@ use spantree_core::{Dense, Engine, Graph, Matrix, Prepared, Result, Rooting, Sca
 
 /// `f64` LU on the weights as given: `Z = det L`, `O(n³)`.
 ///
+/// Every answer passes the LU's own `O(n²)` check first
+/// ([`Lu`]'s `ln_det_error`: pivots against their columns): where dense LU
+/// has lost `ln Z` (root weights too small for a multi-root diagonal, pivot
+/// cancellation) it returns [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate)
+/// instead of a value; derivatives need a tighter estimate than `ln Z`.
+/// Use [`Accurate`] then.
+///
 /// Use it when scores are moderate (every weight a finite `f64` and `Z` within
 /// range); [`ShiftedF64`] otherwise. `ln Z` still comes from the pivots
 /// (`Σ ln |u_ii|`), so only `Z` itself, not `ln Z`, can overflow through the
@@ -161,7 +168,8 @@ pub struct F64;
 
 /// `f64` LU on column-shifted weights: `ln Z = ln |det L(w e^{-c})| + Σ_m c_m`
 /// (DESIGN.md §2), `O(n³)`. Never overflows `ln Z`; the marginals are those
-/// of [`F64`].
+/// of [`F64`], and so is the accuracy check that refuses with
+/// [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate).
 ///
 /// ```
 /// use spantree_core::{Engine, Graph, Model, Rooting};

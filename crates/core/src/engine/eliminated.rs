@@ -26,31 +26,24 @@ use crate::scalar::Sign;
 ///
 /// # Why the dual numbers are accurate
 ///
-/// The Jacobian `J_{ef} = ∂μ_e/∂θ_f` is the Hessian of `ln Z` in the scores,
-/// so `Jᵀ ḡ = J ḡ`: the VJP is the tangent of `μ(θ + t ḡ)` at `t = 0`. The
-/// elimination computes `μ` with `+ × ÷` on non-negative values; on duals
-/// every value is computed exactly as before (same relative error), and
-/// every tangent by the rules `(a+b)˙ = ȧ + ḃ`, `(ab)˙ = ȧb + aḃ`,
-/// `(a/b)˙ = (ȧ − (a/b) ḃ)/b`. Each rounded tangent operation is the exact
-/// operation on tangents perturbed by a relative `ε`, so (standard
-/// forward-error analysis of a sum of path products) the computed
-/// `μ̇_e = Σ_f ḡ_f Σ_{paths f→e} Π (local partials)` carries an absolute
-/// error of at most `γ_L Σ_f |ḡ_f| P_{ef}`, where `P_{ef}` is the same sum
-/// with every path product in absolute value and `L = O(n)` the longest
-/// path. The local partials are all `≥ 0` except `∂(a/b)/∂b = −a/b²`; the
-/// only difference ever formed is therefore in the quotients, and there it
-/// is the true derivative of a *ratio of positive forest sums*, bounded by
-/// its two terms: `P_{ef}` stays within a modest factor of
-/// `Σ_f |J_{ef} ḡ_f| / |ḡ_f|`-sized terms, never `1/ρ`-sized as in
-/// `X[m][m] − X[m][h]`. What remains is the *true* cancellation of the sum
-/// `Σ_f J_{ef} ḡ_f` (a covariance `Cov[1_e, ḡ(d)]` that is small against
-/// its terms): no formulation on the scores avoids it, and the measured
-/// table (backend crate docs) shows what it costs. Two exact invariances
-/// remove its largest avoidable part: every tree has one arc into each word
-/// (and, single-root, one root arc), so `J ḡ` does not change when a
-/// constant is subtracted from `ḡ` on the arcs into one word (or on the root
-/// arcs); the seed is centred by its marginal-weighted mean there first, so
-/// that root scores `−300` in an entropy seed do not enter as `300`.
+/// The proof is in the [`crate::elimination`] module docs: values as
+/// accurate as the marginals, tangents with an error of a few `n ε`
+/// relative to the uncancelled size of `Cov[1_e, ḡ(d)]`. Before the run the
+/// seed is reduced by exact invariances of `J ḡ`, each a property of
+/// spanning trees, so that large common parts of the seed never enter the
+/// sums:
+///
+/// * single-root, every tree has one root arc: a constant on the root seeds
+///   changes nothing, and the seed is centred there first (root scores `−300`
+///   in an entropy seed do not enter as `300`);
+/// * every tree has one arc into each word: the seed is centred in every
+///   column by its marginal-weighted mean;
+/// * multi-root, a large common offset `c` of the root seeds is split off,
+///   `J ḡ = J (ḡ − c 1_root) + c J 1_root`, the second product from its own
+///   run. `J 1_root = Cov[1_e, #root arcs]` is itself a true small
+///   difference when the root arcs are nearly always one, so multi-root
+///   entropy-type seeds keep about `53 − log₂ |c|` bits: the conditioning of
+///   the answer to rounding the root scores themselves.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
     elimination_weights: Matrix<P>,
@@ -142,7 +135,7 @@ fn scaled_product<'a, P: NonNegative>(factors: impl Iterator<Item = &'a P>) -> O
     let (mut mantissa, mut exponent) = (1.0f64, 0i32);
     let big = 2f64.powi(500);
     for p in factors {
-        if !(p.ln_weight().abs() < 700.0) {
+        if p.ln_weight().is_nan() || p.ln_weight().abs() >= 700.0 {
             return None;
         }
         mantissa *= p.to_weight();
