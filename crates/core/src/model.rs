@@ -125,7 +125,9 @@ impl<E: Engine> Model<E> {
     ///
     /// # Errors
     /// [`Error::Numerical`] when the factorisation is singular or negative
-    /// although trees exist (rounding), or the result is not finite.
+    /// although trees exist (rounding), or the result is not finite;
+    /// [`Numerical::Inaccurate`] when a dense factorisation's own estimate of
+    /// its error exceeds [`LN_Z_TOLERANCE`] (use a cancellation-free engine).
     ///
     /// ```
     /// use spantree_core::{Graph, Model, Rooting};
@@ -221,7 +223,9 @@ impl<E: Engine> Model<E> {
     /// dense engines, the cancellation-free elimination on the accurate ones).
     ///
     /// # Errors
-    /// As [`Model::inverse`].
+    /// [`Error::NoSpanningTree`] when `Z = 0`; as [`Model::log_partition`];
+    /// [`Numerical::Inaccurate`] when a dense factorisation's own check
+    /// finds it cannot hold derivatives ([`DERIVATIVE_TOLERANCE`]).
     ///
     /// ```
     /// use spantree_core::{Graph, Model, Rooting};
