@@ -86,8 +86,12 @@ impl<E: Engine> Model<E> {
     }
 
     /// Arc-pair marginals `P(e ∈ d ∧ f ∈ d)` for the given pairs (labeled
-    /// arcs for labeled graphs; a `None` label means any label). `O(n³)` once
-    /// for `X`, then `O(1)` per pair.
+    /// arcs for labeled graphs; a `None` label means any label). Dense
+    /// engines: `O(n³)` once for `X`, then `O(1)` per pair. Cancellation-free
+    /// engines ([`Factors::cancellation_free`]): `μ_e · P(f | e)`, the
+    /// marginals of the graph whose only arc into `e`'s word is `e`, one
+    /// elimination (`O(n³)`) per distinct first arc `e`; no entry of `X`,
+    /// which loses its relative accuracy when root weights are small.
     ///
     /// # Errors
     /// [`Error::NoSuchArc`](crate::Error::NoSuchArc) for an arc not in the graph; as [`Model::marginals`].

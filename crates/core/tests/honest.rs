@@ -315,3 +315,22 @@ fn grad_partition_entrywise() {
         }
     }
 }
+
+/// Scores up to ±705 (the CLI's large-score test): `Z` overflows `f64`,
+/// and `grad_partition` says so with a typed error instead of panicking in
+/// the scaled product of the pivots.
+#[test]
+fn grad_partition_of_huge_scores_is_typed() {
+    let mut rng = SplitMix64::new(4);
+    for i in 0..20usize {
+        let s = random::uniform_scores(&mut rng, 4 + i % 5, 705.0);
+        let g = Graph::from_scores(&random::rows(&s)).unwrap();
+        for rooting in Rooting::ALL {
+            let model = Model::new(Accurate, &g, rooting).unwrap();
+            match model.grad_partition() {
+                Ok(grad) => assert!(grad.as_slice().iter().all(|x| x.is_finite())),
+                Err(e) => assert_eq!(e, Error::Numerical(Numerical::NotFinite)),
+            }
+        }
+    }
+}

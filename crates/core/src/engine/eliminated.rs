@@ -133,20 +133,19 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
 /// or outside `e^{±700}`.
 fn scaled_product<'a, P: NonNegative>(factors: impl Iterator<Item = &'a P>) -> Option<(f64, i32)> {
     let (mut mantissa, mut exponent) = (1.0f64, 0i32);
-    let big = 2f64.powi(500);
     for p in factors {
         if p.ln_weight().is_nan() || p.ln_weight().abs() >= 700.0 {
             return None;
         }
+        // mantissa ∈ [1/4, 2] and p ∈ e^{±700} ⊂ 2^{±1010}: a normal product.
         mantissa *= p.to_weight();
-        while mantissa > big {
-            mantissa /= big;
-            exponent += 500;
+        if !(mantissa.is_finite() && mantissa > 0.0) {
+            return None;
         }
-        while mantissa < 1.0 / big {
-            mantissa *= big;
-            exponent -= 500;
-        }
+        // Scaling by a power of two is exact.
+        let e = mantissa.log2().floor() as i32;
+        mantissa *= 2f64.powi(-e);
+        exponent = exponent.checked_add(e)?;
     }
     Some((mantissa, exponent))
 }
