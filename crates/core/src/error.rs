@@ -71,6 +71,43 @@ pub enum Numerical {
     NegativeDeterminant,
     /// A result was NaN or infinite.
     NotFinite,
+    /// A dense factorisation's own a-posteriori check
+    /// ([`Factorization::ln_det_error`](crate::Factorization::ln_det_error))
+    /// finds that it has lost the answer: it keeps about `bits` correct bits
+    /// where more are needed. The cancellation-free `accurate` engine
+    /// answers such inputs.
+    Inaccurate {
+        /// Why the factorisation lost accuracy.
+        cause: Inaccuracy,
+        /// The estimated correct bits of `ln Z` (`0..=53`).
+        bits: u32,
+    },
+}
+
+/// Why a dense factorisation lost accuracy ([`Numerical::Inaccurate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Inaccuracy {
+    /// A Laplacian diagonal `ρ_m + Σ_h A[h][m]` was formed from weights so
+    /// far apart that a root or arc weight was lost to rounding.
+    LostWeight {
+        /// The word whose diagonal lost a weight.
+        word: usize,
+    },
+    /// The pivots of the LU are small differences of large numbers.
+    Cancellation,
+}
+
+impl fmt::Display for Inaccuracy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Inaccuracy::LostWeight { word } => write!(
+                f,
+                "the Laplacian diagonal of word {word} adds weights too far apart to keep the smaller"
+            ),
+            Inaccuracy::Cancellation => write!(f, "the LU pivots cancel"),
+        }
+    }
 }
 
 impl fmt::Display for Numerical {
@@ -88,6 +125,11 @@ impl fmt::Display for Numerical {
             Numerical::NotFinite => write!(
                 f,
                 "a result overflowed or became NaN; try the log or exact backend"
+            ),
+            Numerical::Inaccurate { cause, bits } => write!(
+                f,
+                "dense LU cannot be trusted here ({cause}: about {bits} correct bits); \
+                 use the accurate backend"
             ),
         }
     }

@@ -43,8 +43,14 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn marginals_vjp(&self, seed: &Matrix<E::Scalar>) -> Result<Matrix<E::Scalar>> {
-        self.inverse()?;
-        Ok(self.factors.marginals_vjp(seed)?)
+        self.ready()?;
+        let mut v = [self.factors.marginals_vjp(seed)?];
+        if !v[0].as_slice().iter().all(Scalar::is_finite) {
+            return Err(Numerical::NotFinite.into());
+        }
+        balance(&mut v, &[self.marginals()?], self.rooting());
+        let [v] = v;
+        Ok(v)
     }
 
     /// The gradient with respect to the scores of a function `F` of the label
@@ -78,6 +84,40 @@ impl<E: Engine> Model<E> {
             });
         }
         let seed = |l: usize| &seeds[if seeds.len() == 1 { 0 } else { l }];
+        // A large offset `c` common to the root seeds (root scores far below
+        // the arcs' in an entropy seed) is taken out before the shares
+        // average the seeds, where it would cost `|c| ε` per arc:
+        // single-root, every tree has one root arc, so it changes nothing;
+        // multi-root, it comes back as `c s ⊙ J 1_root`.
+        let label_mu = self.label_marginals()?;
+        let n1 = self.n() + 1;
+        let root_cells = || (0..labels).flat_map(|l| (1..n1).map(move |m| (l, m)));
+        let mass = root_cells().fold(E::Scalar::zero(), |a, (l, m)| {
+            a + label_mu[l][(0, m)].clone()
+        });
+        let mut offset = E::Scalar::zero();
+        if !mass.is_zero() {
+            let weighted = root_cells().fold(E::Scalar::zero(), |a, (l, m)| {
+                a + label_mu[l][(0, m)].clone() * seed(l)[(0, m)].clone()
+            });
+            offset = weighted / mass;
+        }
+        let spread = root_cells().fold(0.0f64, |a, (l, m)| {
+            a.max((seed(l)[(0, m)].clone() - offset.clone()).to_f64().abs())
+        });
+        let split = offset.to_f64().abs() > spread;
+        let own: Vec<Matrix<E::Scalar>> = (0..labels)
+            .map(|l| {
+                let mut s = seed(l).clone();
+                if split {
+                    for m in 1..n1 {
+                        s[(0, m)] -= offset.clone();
+                    }
+                }
+                s
+            })
+            .collect();
+        let seed = |l: usize| &own[l];
         let mut mean = Matrix::zeros(self.n() + 1, self.n() + 1);
         for (l, share) in shares.iter().enumerate() {
             for ((out, s), g) in mean
@@ -103,7 +143,65 @@ impl<E: Engine> Model<E> {
                 grads[l].as_mut_slice()[c] = d * s.clone();
             }
         }
+        if split && self.rooting() == crate::graph::Rooting::Multi {
+            let ones = Matrix::from_fn(n1, n1, |h, _| {
+                if h == 0 {
+                    E::Scalar::one()
+                } else {
+                    E::Scalar::zero()
+                }
+            });
+            let per_root = self.marginals_vjp(&ones)?;
+            for (l, share) in shares.iter().enumerate() {
+                for (c, s) in share.as_slice().iter().enumerate() {
+                    let add = offset.clone() * per_root.as_slice()[c].clone() * s.clone();
+                    grads[l].as_mut_slice()[c] += add;
+                }
+            }
+        }
+        balance(&mut grads, &label_mu, self.rooting());
         Ok(grads)
+    }
+}
+
+/// Imposes the identities `Σ_{h,ℓ} v_ℓ[h][m] = 0` for every word `m` (every
+/// tree has one arc into `m`, so the marginals do not move when all scores
+/// into `m` move together: the columns of the Jacobian sum to zero) and,
+/// single-root, `Σ_{m,ℓ} v_ℓ[0][m] = 0` (one root arc): in each column the
+/// entry of the (labeled) arc whose marginal exceeds `1/2` becomes minus the
+/// sum of the others. Its direct value is `μ(1 − μ)`-sized, a small
+/// difference when the arc is nearly certain; the others carry total
+/// marginal `1 − μ < 1/2`, so their sum is at least as accurate. Exact
+/// arithmetic is unchanged. `O(|labels| n²)`.
+fn balance<S: Scalar>(v: &mut [Matrix<S>], mu: &[Matrix<S>], rooting: crate::graph::Rooting) {
+    let n1 = mu[0].rows();
+    let half = 0.5;
+    let mut fixed = None;
+    for m in 1..n1 {
+        let cells = || (0..mu.len()).flat_map(move |l| (0..n1).map(move |h| (l, h)));
+        let Some((l, h)) = cells().find(|&(l, h)| h != m && mu[l][(h, m)].to_f64() > half) else {
+            continue;
+        };
+        let mut rest = S::zero();
+        for (k, g) in cells().filter(|&c| c != (l, h)) {
+            rest -= v[k][(g, m)].clone();
+        }
+        v[l][(h, m)] = rest;
+        if h == 0 {
+            fixed = Some((l, m));
+        }
+    }
+    if rooting == crate::graph::Rooting::Single {
+        let cells = || (0..mu.len()).flat_map(move |l| (1..n1).map(move |m| (l, m)));
+        if let Some((l, m)) = cells().find(|&(l, m)| mu[l][(0, m)].to_f64() > half) {
+            if fixed != Some((l, m)) {
+                let mut rest = S::zero();
+                for (k, j) in cells().filter(|&c| c != (l, m)) {
+                    rest -= v[k][(0, j)].clone();
+                }
+                v[l][(0, m)] = rest;
+            }
+        }
     }
 }
 

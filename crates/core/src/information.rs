@@ -12,7 +12,7 @@
 
 use crate::engine::{Engine, Factors, PerLabel};
 use crate::error::{ArcRef, Error, Result};
-use crate::graph::Rooting;
+use crate::graph::{Potentials, Rooting};
 use crate::matrix::Matrix;
 use crate::model::Model;
 use crate::scalar::{Scalar, Sign, Transcendental};
@@ -89,6 +89,35 @@ where
             .collect()
     }
 
+    /// Log-weights to seed gradients with: the graph's own scores `θ_{eℓ}`
+    /// where the model was built from scores (defined where
+    /// `scaled_log_weights` is), else `ln w'`. The two differ by the
+    /// column shift `c_m`, a constant on the arcs into each word, which no
+    /// gradient sees (every tree has one arc into `m`); the scores are exact
+    /// inputs, while `ln w'` rounded to `f64` is off by up to half an ulp of
+    /// `|θ − c_m|` (`3e-14` for scores 300 below the column's best), an error
+    /// the reverse pass would carry into every gradient.
+    fn seed_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
+        let scaled = self.scaled_log_weights();
+        let Some(graph) = self
+            .graph()
+            .filter(|g| g.potentials() == Potentials::Scores)
+        else {
+            return scaled;
+        };
+        scaled
+            .into_iter()
+            .enumerate()
+            .map(|(l, a)| {
+                Matrix::from_fn(a.rows(), a.cols(), |h, m| {
+                    a[(h, m)]
+                        .as_ref()
+                        .map(|_| E::Scalar::from_f64(graph.values(h, m)[l]))
+                })
+            })
+            .collect()
+    }
+
     /// `Σ_{e,ℓ} μ_{eℓ} a_{eℓ}` over the arcs where `a` is defined.
     fn contract_label_marginals(&self, a: &[Matrix<Option<E::Scalar>>]) -> Result<E::Scalar> {
         let mu = self.label_marginals()?;
@@ -133,7 +162,7 @@ where
     /// # Errors
     /// As [`Model::marginals`].
     pub fn grad_entropy(&self) -> Result<PerLabel<E::Scalar>> {
-        let seeds = seeds_from(&self.scaled_log_weights(), |x| -x.clone());
+        let seeds = seeds_from(&self.seed_log_weights(), |x| -x.clone());
         self.label_marginals_vjp(&seeds)
     }
 
@@ -224,8 +253,8 @@ where
     /// [`Model::cross_entropy`].
     pub fn grad_cross_entropy(&self, q: &Model<E>) -> Result<GradientPair<E::Scalar>> {
         self.check_same_graph(q)?;
-        let q_logs = q.scaled_log_weights();
-        self.finite_or_error(&q_logs)?;
+        self.finite_or_error(&q.scaled_log_weights())?;
+        let q_logs = q.seed_log_weights();
         let wrt_p = self.label_marginals_vjp(&seeds_from(&q_logs, |x| -x.clone()))?;
         Ok(GradientPair {
             wrt_p,
@@ -240,9 +269,8 @@ where
     /// As [`Model::grad_cross_entropy`].
     pub fn grad_kl_divergence(&self, q: &Model<E>) -> Result<GradientPair<E::Scalar>> {
         self.check_same_graph(q)?;
-        let q_logs = q.scaled_log_weights();
-        self.finite_or_error(&q_logs)?;
-        let ratio = log_ratio(&self.scaled_log_weights(), &q_logs);
+        self.finite_or_error(&q.scaled_log_weights())?;
+        let ratio = log_ratio(&self.seed_log_weights(), &q.seed_log_weights());
         Ok(GradientPair {
             wrt_p: self.label_marginals_vjp(&seeds_from(&ratio, Clone::clone))?,
             wrt_q: difference(&q.label_marginals()?, &self.label_marginals()?),

@@ -98,8 +98,10 @@ pub mod scalar;
 pub mod second_order;
 pub mod tree;
 
-pub use engine::{Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared};
-pub use error::{ArcRef, Error, NoTree, Numerical, Result};
+pub use engine::{
+    Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared, WithTangent,
+};
+pub use error::{ArcRef, Error, Inaccuracy, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
 pub use information::{Divergence, GradientPair};

@@ -3,7 +3,6 @@
 use crate::engine::{Engine, Factors, PerLabel, Prepared};
 use crate::error::{ArcRef, Error, NoTree, Numerical, Result};
 use crate::graph::{Graph, Rooting};
-use crate::laplacian::weight_gradient;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
@@ -126,7 +125,9 @@ impl<E: Engine> Model<E> {
     ///
     /// # Errors
     /// [`Error::Numerical`] when the factorisation is singular or negative
-    /// although trees exist (rounding), or the result is not finite.
+    /// although trees exist (rounding), or the result is not finite;
+    /// [`Numerical::Inaccurate`] when a dense factorisation's own estimate of
+    /// its error exceeds [`LN_Z_TOLERANCE`] (use a cancellation-free engine).
     ///
     /// ```
     /// use spantree_core::{Graph, Model, Rooting};
@@ -142,12 +143,29 @@ impl<E: Engine> Model<E> {
             return Ok(f64::NEG_INFINITY);
         }
         let (sign, ln) = self.factors.ln_abs_det();
-        match sign {
-            Sign::Zero => Err(self.singular().into()),
-            Sign::Negative => Err(Numerical::NegativeDeterminant.into()),
-            Sign::Positive if ln.is_finite() => Ok(ln + self.prepared.ln_scale),
-            Sign::Positive => Err(Numerical::NotFinite.into()),
+        if sign == Sign::Zero {
+            return Err(self.singular().into());
         }
+        if !ln.is_finite() {
+            return Err(Numerical::NotFinite.into());
+        }
+        let ln_z = ln + self.prepared.ln_scale;
+        // The factorisation's own check first: a negative determinant is
+        // one more symptom of the cancellation it names.
+        self.factors
+            .check_accuracy(LN_Z_TOLERANCE * ln_z.abs().max(1.0))?;
+        match sign {
+            Sign::Negative => Err(Numerical::NegativeDeterminant.into()),
+            _ => Ok(ln_z),
+        }
+    }
+
+    /// Everything a derivative needs: a spanning tree, a trusted `ln Z`, and
+    /// factors accurate enough for derivatives ([`DERIVATIVE_TOLERANCE`]).
+    pub(crate) fn ready(&self) -> Result<()> {
+        self.tree.map_err(Error::NoSpanningTree)?;
+        self.log_partition()?;
+        Ok(self.factors.check_accuracy(DERIVATIVE_TOLERANCE)?)
     }
 
     fn singular(&self) -> Numerical {
@@ -188,8 +206,7 @@ impl<E: Engine> Model<E> {
     /// [`Error::NoSpanningTree`] when `Z = 0`, [`Error::Numerical`] when the
     /// factorisation is singular to working precision.
     pub(crate) fn inverse(&self) -> Result<&Matrix<E::Scalar>> {
-        self.tree.map_err(Error::NoSpanningTree)?;
-        self.log_partition()?;
+        self.ready()?;
         self.factors.inverse().map_err(Error::from)
     }
 
@@ -206,9 +223,9 @@ impl<E: Engine> Model<E> {
     /// dense engines, the cancellation-free elimination on the accurate ones).
     ///
     /// # Errors
-    /// [`Error::NoSpanningTree`] when `Z = 0`; [`Error::Numerical`] when the
-    /// engine cannot compute them to working precision, or an entry is not
-    /// finite.
+    /// [`Error::NoSpanningTree`] when `Z = 0`; as [`Model::log_partition`];
+    /// [`Numerical::Inaccurate`] when a dense factorisation's own check
+    /// finds it cannot hold derivatives ([`DERIVATIVE_TOLERANCE`]).
     ///
     /// ```
     /// use spantree_core::{Graph, Model, Rooting};
@@ -220,8 +237,7 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn marginals(&self) -> Result<Matrix<E::Scalar>> {
-        self.tree.map_err(Error::NoSpanningTree)?;
-        self.log_partition()?;
+        self.ready()?;
         let mu = self.factors.marginals()?;
         finite(mu)
     }
@@ -236,7 +252,9 @@ impl<E: Engine> Model<E> {
 
     /// `∇Z = ∂Z/∂w` with respect to the (collapsed) weights, in the
     /// `(n+1) × (n+1)` layout, from the engine's adjugate (Jacobi's formula,
-    /// [`weight_gradient`]): defined also when `Z = 0`. `O(n³)`.
+    /// [`weight_gradient`](crate::laplacian::weight_gradient)); on the
+    /// cancellation-free engines `Z ν` from the elimination
+    /// ([`Factors::partition_gradient`]). Defined also when `Z = 0`. `O(n³)`.
     ///
     /// # Errors
     /// [`Numerical::NotFinite`] when an entry overflows the scalar type
@@ -252,7 +270,10 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn grad_partition(&self) -> Result<Matrix<E::Scalar>> {
-        let mut g = weight_gradient(&self.factors.adjugate(), self.rooting);
+        if self.tree.is_ok() {
+            self.ready()?;
+        }
+        let mut g = self.factors.partition_gradient()?;
         let shift = &self.prepared.shift;
         let n = self.n();
         for m in (1..=n).filter(|&m| self.prepared.ln_scale != shift[m]) {
@@ -322,6 +343,22 @@ impl<E: Engine> Model<E> {
         }
     }
 }
+
+/// The largest estimated absolute error of `ln |det L|`
+/// ([`Factors::check_accuracy`]) accepted for `ln Z`, relative to
+/// `max(1, |ln Z|)`: `2⁻²⁷ ≈ 7e-9`. Dense LU is refused only where its own
+/// estimate says it keeps fewer than 27 bits; the estimate overshoots the
+/// true error (measured: see the `honest_accuracy` example of
+/// `spantree-faer`), so no `ln Z` with fewer than 20 correct bits gets
+/// through, and none accurate to `1e-10` is refused.
+pub const LN_Z_TOLERANCE: f64 = 7.450_580_596_923_828e-9;
+
+/// The largest estimated absolute error of `ln |det L|` accepted before
+/// any derivative (marginals, gradients, second order): `2⁻⁴⁰ ≈ 9e-13`.
+/// Derivatives from a dense LU (the inverse and its solves) lose about as
+/// many bits as the pivots, so this keeps them near the 40 bits that
+/// gradients need.
+pub const DERIVATIVE_TOLERANCE: f64 = 9.094_947_017_729_282e-13;
 
 /// The matrix, or [`Numerical::NotFinite`] when an entry is NaN or infinite.
 fn finite<S: Scalar>(m: Matrix<S>) -> Result<Matrix<S>> {

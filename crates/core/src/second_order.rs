@@ -1,7 +1,9 @@
 //! Second-order expectations `E[r(d) s(d)ᵀ]`, covariances and arc-pair
 //! marginals (Zmigrod, Vieira & Cotterell 2021, "T2"; [§1.2–1.3](crate::mathematics)).
 
-use crate::engine::Engine;
+use std::collections::HashMap;
+
+use crate::engine::{Engine, Factors};
 use crate::error::{ArcRef, Result};
 use crate::expectation::ArcFeatures;
 use crate::laplacian::arc_entries;
@@ -12,7 +14,10 @@ use crate::scalar::Scalar;
 /// How to compute second-order expectations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SecondOrder {
-    /// The cheaper of the two by the operation counts below.
+    /// The cheaper of the two by the operation counts below on dense
+    /// engines; always [`SecondOrder::JacobianVector`] on cancellation-free
+    /// ones ([`Factors::cancellation_free`]: `accurate`, `log-accurate`),
+    /// where it inherits the elimination's accuracy.
     #[default]
     Auto,
     /// `R` reverse-mode passes, one per coordinate of `r`, sharing the
@@ -20,7 +25,11 @@ pub enum SecondOrder {
     JacobianVector,
     /// Arc-pair marginals read from `X = L⁻¹` for every pair of stored
     /// feature entries: `O(|r| |s|)` pairs (`O(n⁴)` for dense features), each
-    /// `O(1)`; `O(n² + R S)` memory, no `n² × n²` Hessian stored.
+    /// `O(1)`; `O(n² + R S)` memory, no `n² × n²` Hessian stored. On
+    /// cancellation-free engines the entries of `X` lose their relative
+    /// accuracy when root weights are small, so there each pair is
+    /// `μ_e · P(f | e)` from the marginals of the graph conditioned on `e`
+    /// (one cancellation-free elimination, `O(n³)`, per distinct arc of `r`).
     Hessian,
 }
 
@@ -77,8 +86,12 @@ impl<E: Engine> Model<E> {
     }
 
     /// Arc-pair marginals `P(e ∈ d ∧ f ∈ d)` for the given pairs (labeled
-    /// arcs for labeled graphs; a `None` label means any label). `O(n³)` once
-    /// for `X`, then `O(1)` per pair.
+    /// arcs for labeled graphs; a `None` label means any label). Dense
+    /// engines: `O(n³)` once for `X`, then `O(1)` per pair. Cancellation-free
+    /// engines ([`Factors::cancellation_free`]): `μ_e · P(f | e)`, the
+    /// marginals of the graph whose only arc into `e`'s word is `e`, one
+    /// elimination (`O(n³)`) per distinct first arc `e`; no entry of `X`,
+    /// which loses its relative accuracy when root weights are small.
     ///
     /// # Errors
     /// [`Error::NoSuchArc`](crate::Error::NoSuchArc) for an arc not in the graph; as [`Model::marginals`].
@@ -95,16 +108,82 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn pair_marginals(&self, pairs: &[(ArcRef, ArcRef)]) -> Result<Vec<E::Scalar>> {
-        let x = self.inverse()?;
+        for &(e, f) in pairs {
+            self.check_arc(e)?;
+            self.check_arc(f)?;
+        }
+        let route = self.pair_route(pairs.iter().map(|(e, _)| *e))?;
         let mu = self.marginals()?;
-        pairs
+        Ok(pairs
             .iter()
-            .map(|&(e, f)| {
-                self.check_arc(e)?;
-                self.check_arc(f)?;
-                Ok(self.pair(x, &mu, e, f))
-            })
-            .collect()
+            .map(|&(e, f)| self.pair_by(&route, &mu, e, f))
+            .collect())
+    }
+
+    /// How pair marginals are read: from `X = L⁻¹` on dense engines; on
+    /// cancellation-free ones ([`Factors::cancellation_free`]) from the
+    /// marginals conditioned on each first arc `e` of `firsts`.
+    fn pair_route(&self, firsts: impl Iterator<Item = ArcRef>) -> Result<PairRoute<'_, E::Scalar>> {
+        if !self.factors.cancellation_free() {
+            return Ok(PairRoute::Inverse(self.inverse()?));
+        }
+        self.ready()?;
+        let mut conditioned = HashMap::new();
+        for e in firsts {
+            let key = (e.head, e.dependent);
+            if e.head == e.dependent || conditioned.contains_key(&key) {
+                continue;
+            }
+            if let Some(mu) = self.conditional_marginals(e.head, e.dependent)? {
+                conditioned.insert(key, mu);
+            }
+        }
+        Ok(PairRoute::Conditioned(conditioned))
+    }
+
+    /// The arc marginals given that arc `h → m` is in the tree: those of the
+    /// graph whose only arc into `m` is `h → m` (every tree containing it,
+    /// with its weight). `None` when `h → m` is forbidden. `O(n³)`.
+    fn conditional_marginals(&self, h: usize, m: usize) -> Result<Option<Matrix<E::Scalar>>> {
+        let w = self.weights();
+        if w[(h, m)].is_zero() {
+            return Ok(None);
+        }
+        let mut kept = w.clone();
+        for g in (0..kept.rows()).filter(|&g| g != h) {
+            kept[(g, m)] = E::Scalar::zero();
+        }
+        let factors = self.engine().factorize(kept, self.rooting());
+        Ok(Some(factors.marginals()?))
+    }
+
+    /// `P(e ∈ d, f ∈ d)` by the chosen route: [`Model::pair`] from `X`, or
+    /// `μ_e · P(f ∈ d | e ∈ d)` (times the label shares), a product of two
+    /// cancellation-free numbers.
+    fn pair_by(
+        &self,
+        route: &PairRoute<'_, E::Scalar>,
+        mu: &Matrix<E::Scalar>,
+        e: ArcRef,
+        f: ArcRef,
+    ) -> E::Scalar {
+        let conditioned = match route {
+            PairRoute::Inverse(x) => return self.pair(x, mu, e, f),
+            PairRoute::Conditioned(c) => c,
+        };
+        if (e.head, e.dependent) == (f.head, f.dependent) || e.dependent == f.dependent {
+            // No inverse is read on these branches.
+            return self.pair(&Matrix::zeros(0, 0), mu, e, f);
+        }
+        match conditioned.get(&(e.head, e.dependent)) {
+            Some(given) => {
+                mu[(e.head, e.dependent)].clone()
+                    * given[(f.head, f.dependent)].clone()
+                    * self.share(e)
+                    * self.share(f)
+            }
+            None => E::Scalar::zero(),
+        }
     }
 
     fn resolve(
@@ -119,6 +198,11 @@ impl<E: Engine> Model<E> {
         }
         if algorithm != SecondOrder::Auto {
             return Ok(algorithm);
+        }
+        if self.factors.cancellation_free() {
+            // The Hessian route would read X (or condition once per arc of r);
+            // the Jacobian–vector route inherits the elimination's accuracy.
+            return Ok(SecondOrder::JacobianVector);
         }
         // Measured costs (f64, n = 36, 2 cores): one reverse pass ≈ 0.9 n³ ns
         // (two n × n solves plus O(n²) glue), one pair of stored entries ≈ 17 ns.
@@ -219,12 +303,12 @@ impl<E: Engine> Model<E> {
         r: &ArcFeatures<E::Scalar>,
         s: &ArcFeatures<E::Scalar>,
     ) -> Result<Matrix<E::Scalar>> {
-        let x = self.inverse()?;
+        let route = self.pair_route(r.entries().iter().map(|(e, _)| *e))?;
         let mu = self.marginals()?;
         let mut t = Matrix::zeros(r.dim(), s.dim());
         for (e, re) in r.entries() {
             for (f, sf) in s.entries() {
-                let p = self.pair(x, &mu, *e, *f);
+                let p = self.pair_by(&route, &mu, *e, *f);
                 if p.is_zero() {
                     continue;
                 }
@@ -286,4 +370,12 @@ impl<E: Engine> Model<E> {
         }
         Ok(c)
     }
+}
+
+/// Where pair marginals come from (see `Model::pair_route`).
+enum PairRoute<'a, S> {
+    /// The inverse of the Laplacian.
+    Inverse(&'a Matrix<S>),
+    /// The marginals conditioned on each needed first arc `(h, m)`.
+    Conditioned(HashMap<(usize, usize), Matrix<S>>),
 }

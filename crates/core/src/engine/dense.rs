@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use super::{Factorization, Factors};
-use crate::error::Numerical;
+use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::{laplacian, weight_gradient};
 use crate::matrix::Matrix;
@@ -85,6 +85,48 @@ impl<F: Factorization> Factors for Dense<F> {
     fn adjugate(&self) -> Matrix<F::Scalar> {
         self.lu.adjugate()
     }
+
+    /// [`Factorization::ln_det_error`] against `tolerance`; the error names
+    /// a diagonal that lost a weight ([`Inaccuracy::LostWeight`]) when there
+    /// is one, pivot cancellation otherwise.
+    fn check_accuracy(&self, tolerance: f64) -> Result<(), Numerical> {
+        let error = self.lu.ln_det_error();
+        if error <= tolerance {
+            return Ok(());
+        }
+        let (_, ln) = self.lu.ln_abs_det();
+        let relative = error / ln.abs().max(1.0);
+        let bits = if relative.is_nan() {
+            0
+        } else {
+            (-relative.log2()).clamp(0.0, 53.0) as u32
+        };
+        let cause = lost_weight(&self.weights, self.rooting)
+            .map_or(Inaccuracy::Cancellation, |word| Inaccuracy::LostWeight {
+                word,
+            });
+        Err(Numerical::Inaccurate { cause, bits })
+    }
+}
+
+/// The first word whose Laplacian diagonal (`ρ_m + Σ_h A[h][m]` multi-root,
+/// `Σ_h A[h][m]` single-root) adds a positive weight below `2⁻²⁶` of the
+/// sum, i.e. keeps less than half of its bits. `O(n²)`.
+fn lost_weight<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Option<usize> {
+    let n1 = weights.rows();
+    let first = match rooting {
+        Rooting::Multi => 0,
+        Rooting::Single => 1,
+    };
+    (1..n1).find(|&m| {
+        let column = (first..n1)
+            .filter(|&h| h != m)
+            .map(|h| weights[(h, m)].to_f64().abs());
+        let (sum, smallest) = column
+            .filter(|&w| w > 0.0)
+            .fold((0.0, f64::INFINITY), |(s, lo), w| (s + w, lo.min(w)));
+        smallest < sum * f64::EPSILON.sqrt()
+    })
 }
 
 /// `μ = w ⊙ weight_gradient(X)`: the marginals from the inverse of the

@@ -27,7 +27,7 @@ mod eliminated;
 mod prepared;
 
 pub use dense::Dense;
-pub use eliminated::Eliminated;
+pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
 
 use crate::error::{Numerical, Result};
@@ -149,6 +149,42 @@ pub trait Factors: Send + Sync {
     ) -> std::result::Result<Matrix<Self::Scalar>, Numerical> {
         crate::gradient::dense_marginals_vjp(self, seed)
     }
+
+    /// `∂ det L / ∂w` for every arc, allowed or not (the `(n+1) × (n+1)`
+    /// layout): Jacobi's formula on the adjugate by default
+    /// ([`weight_gradient`](crate::laplacian::weight_gradient)), defined also
+    /// when `det L = 0`.
+    ///
+    /// # Errors
+    /// [`Numerical`] when it cannot be computed to working precision.
+    fn partition_gradient(&self) -> std::result::Result<Matrix<Self::Scalar>, Numerical> {
+        Ok(crate::laplacian::weight_gradient(
+            &self.adjugate(),
+            self.rooting(),
+        ))
+    }
+
+    /// Whether every answer of these factors is computed without
+    /// cancellation ([`Eliminated`]): the model then avoids routes that read
+    /// the inverse `X` (the Hessian route of second order, pair marginals
+    /// from `X`), whose entries lose their relative accuracy when root
+    /// weights are small.
+    fn cancellation_free(&self) -> bool {
+        false
+    }
+
+    /// Refuses with [`Numerical::Inaccurate`] when the factorisation's own
+    /// estimate of the absolute error of `ln |det L|`
+    /// ([`Factorization::ln_det_error`]) exceeds `tolerance`. Nothing to
+    /// check (the default) for factorisations that do not estimate it:
+    /// exact, high-precision, complex, cancellation-free. `O(n²)`.
+    ///
+    /// # Errors
+    /// [`Numerical::Inaccurate`].
+    fn check_accuracy(&self, tolerance: f64) -> std::result::Result<(), Numerical> {
+        let _ = tolerance;
+        Ok(())
+    }
 }
 
 /// A factorisation of a general `n × n` matrix `A`, computed once: the
@@ -199,4 +235,11 @@ pub trait Factorization: Send + Sync {
     /// `A` is singular, `O(n³)`. By Jacobi's formula
     /// `∂ det A / ∂A[i][j] = adj(A)[j][i]`.
     fn adjugate(&self) -> Matrix<Self::Scalar>;
+
+    /// An a-posteriori estimate of the absolute error of `ln |det A|` from
+    /// the pivots and the original matrix, `O(n²)`; `0` (the default) for
+    /// factorisations that do not round or do not estimate it.
+    fn ln_det_error(&self) -> f64 {
+        0.0
+    }
 }

@@ -186,9 +186,19 @@ impl<S: FromScore> Prepared<S> {
             let c = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             shift[m] = if c.is_finite() { c } else { 0.0 };
             for (h, lw) in logs.into_iter().enumerate() {
-                if lw > f64::NEG_INFINITY {
-                    weights[(h, m)] = S::from_f64((lw - shift[m]).exp());
+                if lw == f64::NEG_INFINITY {
+                    continue;
                 }
+                weights[(h, m)] = S::from_f64(match graph.potentials() {
+                    // Each label's e^{θ − c} to a few ulps, summed: no
+                    // rounded log-sum-exp of scores hundreds below c.
+                    Potentials::Scores => graph
+                        .values(h, m)
+                        .iter()
+                        .map(|v| exp_difference(v.to_f64(), shift[m]))
+                        .sum(),
+                    Potentials::Weights => (lw - shift[m]).exp(),
+                });
             }
         }
         Prepared {
@@ -233,9 +243,19 @@ fn shares<S: FromScore, W: Scalar>(
                     .map(|v| own_weight::<S, W>(std::slice::from_ref(v)).unwrap_or_else(S::zero))
                     .collect(),
                 Potentials::Scores => {
-                    let total = graph.log_weight(h, m);
-                    for (l, v) in vals.iter().enumerate() {
-                        shares[(l, h, m)] = S::from_f64((v.to_f64() - total).exp());
+                    // Relative to the best label, each to a few ulps: the
+                    // shares keep their digits however low the scores.
+                    let best = vals
+                        .iter()
+                        .map(Scalar::to_f64)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let ws: Vec<f64> = vals
+                        .iter()
+                        .map(|v| exp_difference(v.to_f64(), best))
+                        .collect();
+                    let total: f64 = ws.iter().sum();
+                    for (l, w) in ws.into_iter().enumerate() {
+                        shares[(l, h, m)] = S::from_f64(w / total);
                     }
                     continue;
                 }
@@ -251,4 +271,42 @@ fn shares<S: FromScore, W: Scalar>(
         }
     }
     Some(shares)
+}
+
+/// `e^{a − b}` with a relative error of a few ulps however large `a` and
+/// `b`: `a − b = d + δ` exactly (Knuth's two-sum), and
+/// `e^{d + δ} = e^d (1 + δ)` to `δ²`. (Rounding `a − b` first would cost a
+/// relative error `|a − b| ε` in the weight: `2⁻⁴⁵` for scores `300` below
+/// their column's best.) `0` for `a = −∞`.
+fn exp_difference(a: f64, b: f64) -> f64 {
+    if a == f64::NEG_INFINITY {
+        return 0.0;
+    }
+    let d = a - b;
+    let bb = d - a;
+    let delta = (a - (d - bb)) + (-b - bb);
+    let e = d.exp();
+    if delta.is_finite() {
+        e + e * delta
+    } else {
+        e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exp_difference;
+
+    #[test]
+    fn exp_difference_keeps_the_low_bits() {
+        // a − b = −300 − 1e-14 is not an f64; the two-sum keeps the 1e-14.
+        let (a, b): (f64, f64) = (-300.0, 1e-14);
+        let naive = f64::exp(a - b);
+        let exact = (-300f64).exp() * (1.0f64 - 1e-14 + 5e-29);
+        // rel 4e-16: two roundings of e^d and one of the correction.
+        assert!(((exp_difference(a, b) - exact) / exact).abs() < 4e-16);
+        // Rounding a − b first loses the 1e-14 altogether.
+        assert!(((naive - exact) / exact).abs() > 5e-15);
+        assert_eq!(exp_difference(f64::NEG_INFINITY, 1.0), 0.0);
+    }
 }
