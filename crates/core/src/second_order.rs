@@ -143,7 +143,7 @@ impl<E: Engine> Model<E> {
 
     /// The arc marginals given that arc `h → m` is in the tree: those of the
     /// graph whose only arc into `m` is `h → m` (every tree containing it,
-    /// with its weight). `None` when `h → m` is forbidden. `O(n³)`.
+    /// with its weight). `None` when `h → m` is forbidden or in no tree. `O(n³)`.
     fn conditional_marginals(&self, h: usize, m: usize) -> Result<Option<Matrix<E::Scalar>>> {
         let w = self.weights();
         if w[(h, m)].is_zero() {
@@ -154,6 +154,10 @@ impl<E: Engine> Model<E> {
             kept[(g, m)] = E::Scalar::zero();
         }
         let factors = self.engine().factorize(kept, self.rooting());
+        if factors.zero_pivot().is_some() {
+            // The arc is allowed but lies in no tree (μ_e = 0): no pair with it.
+            return Ok(None);
+        }
         Ok(Some(factors.marginals()?))
     }
 
