@@ -34,6 +34,7 @@
 //! | what | where |
 //! |---|---|
 //! | graphs, validation, `Z = 0` decided combinatorially | [`graph`] |
+//! | the layouts of other parsers (torch-struct, SuPar) | [`layout`] |
 //! | the Laplacians and how arcs enter them | [`laplacian`] |
 //! | engines: preparation, [`Dense`] and [`Eliminated`] factors | [`engine`], [`elimination`] |
 //! | the model: `Z`, `ln Z`, marginals, `∇Z` | [`model`] |
@@ -86,6 +87,7 @@ pub mod gradient;
 pub mod graph;
 pub mod information;
 pub mod laplacian;
+pub mod layout;
 pub mod linalg;
 pub mod matrix;
 #[doc = include_str!("../docs/mathematics.md")]
@@ -98,6 +100,7 @@ pub use engine::{Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Pr
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
+pub use layout::Layout;
 pub use information::{Divergence, GradientPair};
 pub use matrix::Matrix;
 pub use model::{arc_marginals, log_partition, Model};
