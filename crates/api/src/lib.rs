@@ -46,7 +46,7 @@ pub mod record;
 
 pub use algorithm::{AlgorithmChoice, Algorithms};
 pub use backend::{parse_rooting, Backend, BackendKind, WithBackend};
-pub use batch::{BatchError, Summary};
+pub use batch::{BatchError, Summary, Tick};
 pub use error::{LineError, UsageError};
 pub use quantity::{Needs, Quantity, QuantityInfo, REGISTRY};
 pub use record::{Outcome, Request};
