@@ -322,3 +322,14 @@ pub fn rooting_parser() -> impl clap::builder::TypedValueParser<Value = Rooting>
     // The parser above admits only the names of `Rooting::ALL`.
     .map(|name| parse_rooting(&name).unwrap_or(Rooting::Single))
 }
+
+/// A clap value parser for a [`spantree_core::Layout`]: its names and help
+/// as possible values.
+#[cfg(feature = "clap")]
+pub fn layout_parser() -> impl clap::builder::TypedValueParser<Value = spantree_core::Layout> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    use spantree_core::Layout;
+    PossibleValuesParser::new(Layout::ALL.map(|l| PossibleValue::new(l.name()).help(l.help())))
+        // The parser above admits only the names of `Layout::ALL`.
+        .map(|name| name.parse().unwrap_or_default())
+}
