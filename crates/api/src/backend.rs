@@ -63,7 +63,7 @@ const BACKENDS: &[(BackendKind, &str, &str, bool)] = &[
 
 impl BackendKind {
     /// Every backend of this build, in the order of the help.
-    pub const ALL: &'static [BackendKind] = &[
+    pub const ALL: [BackendKind; 3 + cfg!(feature = "exact") as usize] = [
         BackendKind::Accurate,
         BackendKind::F64,
         BackendKind::Log,
@@ -134,8 +134,7 @@ impl FromStr for BackendKind {
     /// [`UsageError::UnknownBackend`].
     fn from_str(s: &str) -> Result<Self, UsageError> {
         Self::ALL
-            .iter()
-            .copied()
+            .into_iter()
             .find(|b| b.name() == s)
             .ok_or_else(|| UsageError::UnknownBackend { name: s.to_owned() })
     }
@@ -144,7 +143,7 @@ impl FromStr for BackendKind {
 #[cfg(feature = "clap")]
 impl clap::ValueEnum for BackendKind {
     fn value_variants<'a>() -> &'a [Self] {
-        Self::ALL
+        &Self::ALL
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
