@@ -50,3 +50,8 @@ pub use batch::{BatchError, Summary, Tick};
 pub use error::{LineError, UsageError};
 pub use quantity::{Needs, Quantity, QuantityInfo, REGISTRY};
 pub use record::{Outcome, Request};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

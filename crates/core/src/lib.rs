@@ -106,3 +106,14 @@ pub use matrix::Matrix;
 pub use model::{arc_marginals, log_partition, Model};
 pub use scalar::{log_sum_exp, FromScore, Scalar, Sign, Transcendental};
 pub use second_order::SecondOrder;
+
+/// This crate's README, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+/// The workspace README's library snippet, compiled and run as a doctest
+/// (in the workspace only: the packaged crate does not carry that file).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct WorkspaceReadmeDoctests;
