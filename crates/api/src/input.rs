@@ -106,7 +106,10 @@ impl RawLine {
         serde_json::from_slice::<RawLine>(bytes).map_err(|e| {
             if bytes == b"{" || e.classify() == serde_json::error::Category::Eof {
                 let id = Value::Null;
-                return (id, LineError::parse(format!("{}: {PRETTY}", json_message(&e))));
+                return (
+                    id,
+                    LineError::parse(format!("{}: {PRETTY}", json_message(&e))),
+                );
             }
             let id = serde_json::from_slice::<IdOnly>(bytes)
                 .ok()
@@ -500,19 +503,18 @@ pub fn layout_hint(line: &RawLine) -> Option<String> {
         Entry::Number(x) => *x,
         Entry::Text(_) => f64::NAN,
     };
-    let rows: Vec<Vec<f64>> = m
-        .0
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| match c {
-                    Cell::One(e) => number(e),
-                    // The largest label's score stands for the cell.
-                    Cell::Labels(v) => v.iter().map(number).fold(f64::NEG_INFINITY, f64::max),
-                })
-                .collect()
-        })
-        .collect();
+    let rows: Vec<Vec<f64>> =
+        m.0.iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| match c {
+                        Cell::One(e) => number(e),
+                        // The largest label's score stands for the cell.
+                        Cell::Labels(v) => v.iter().map(number).fold(f64::NEG_INFINITY, f64::max),
+                    })
+                    .collect()
+            })
+            .collect();
     let (layout, why) = layout::suspect(&rows)?;
     Some(format!(
         "hint: {why}; if so, give the layout \"{layout}\" (spantree infer --layout {layout})"
@@ -740,7 +742,9 @@ fn number<B: Backend>(v: &Value, what: &str) -> Result<B::Scalar, LineError> {
             .map(B::Scalar::from_f64)
             .ok_or_else(|| LineError::parse(format!("{what} is not a finite number ({x})"))),
         Value::String(t) => match nonfinite(t) {
-            Some(x) => Err(LineError::parse(format!("{what} is not a finite number ({x})"))),
+            Some(x) => Err(LineError::parse(format!(
+                "{what} is not a finite number ({x})"
+            ))),
             None => B::weight_from_str(t).map_err(|why| LineError::parse(format!("{what} {why}"))),
         },
         other => Err(LineError::parse(format!(

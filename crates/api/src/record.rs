@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 use spantree_core::{
-    baseline, ArcRef, Layout, Divergence, Error, GradientPair, Matrix, Model, Rooting, Transcendental,
+    baseline, ArcRef, Divergence, Error, GradientPair, Layout, Matrix, Model, Rooting,
+    Transcendental,
 };
 
 use crate::algorithm::{AlgorithmChoice, Algorithms, EntropyBy, GradGeBy, LogZBy, MarginalsBy};

@@ -182,9 +182,11 @@ fn a_zero_initialised_score_matrix_works() {
     assert_eq!(g, Graph::from_scores(&scores()).unwrap());
     // Oracle: ln Z by enumerating every tree, against the matrix with -∞ off the arcs.
     let clean = spantree_core::Matrix::from_fn(4, 4, |h, m| scores()[h][m]);
-    let model = spantree_core::Model::new(spantree_faer::Accurate, &g, spantree_core::Rooting::Single)
-        .unwrap();
-    let want = spantree_bruteforce::log_partition_from_scores(&clean, spantree_core::Rooting::Single);
+    let model =
+        spantree_core::Model::new(spantree_faer::Accurate, &g, spantree_core::Rooting::Single)
+            .unwrap();
+    let want =
+        spantree_bruteforce::log_partition_from_scores(&clean, spantree_core::Rooting::Single);
     // Tolerance: a few ulps of ln Z ≈ 2 for a 3-word graph.
     assert!((model.log_partition().unwrap() - want).abs() < 1e-13);
 }
@@ -256,5 +258,8 @@ fn labeled_inputs_are_checked_per_label() {
     loose[0][0].clear();
     loose[1][1] = vec![f64::NAN];
     loose[2][0] = vec![1.0, 2.0, 3.0];
-    assert_eq!(Graph::from_labeled_weights(&loose), Graph::from_labeled_weights(&rows));
+    assert_eq!(
+        Graph::from_labeled_weights(&loose),
+        Graph::from_labeled_weights(&rows)
+    );
 }

@@ -34,10 +34,10 @@ fn main() -> ExitCode {
             };
             // Without the handler Ctrl-C still ends the run, only silently.
             let _ = infer::handle_ctrl_c();
-            let output = args.output.as_ref().map_or_else(
-                || "standard output".to_owned(),
-                |p| p.display().to_string(),
-            );
+            let output = args
+                .output
+                .as_ref()
+                .map_or_else(|| "standard output".to_owned(), |p| p.display().to_string());
             match infer::run(&args, &request) {
                 Ok(summary) if summary.interrupted => {
                     eprintln!(

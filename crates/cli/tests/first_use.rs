@@ -38,7 +38,12 @@ fn python(x: f64) -> String {
 fn matrix_text(rows: &[Vec<f64>]) -> String {
     let rows: Vec<String> = rows
         .iter()
-        .map(|r| format!("[{}]", r.iter().map(|&x| python(x)).collect::<Vec<_>>().join(", ")))
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter().map(|&x| python(x)).collect::<Vec<_>>().join(", ")
+            )
+        })
         .collect();
     format!("[{}]", rows.join(", "))
 }
@@ -50,14 +55,19 @@ fn rows(m: &Matrix<f64>) -> Vec<Vec<f64>> {
 }
 
 fn log_z(record: &Value) -> f64 {
-    record["log_z"].as_f64().unwrap_or_else(|| panic!("no log_z: {record}"))
+    record["log_z"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no log_z: {record}"))
 }
 
 #[test]
 fn reads_json_dumps_output_with_infinity_masks() {
     // Exactly what `json.dumps({"id": 1, "scores": s})` writes for a list of
     // lists holding float('-inf').
-    let line = format!(r#"{{"id": 1, "scores": {}}}"#, matrix_text(&rows(&scores())));
+    let line = format!(
+        r#"{{"id": 1, "scores": {}}}"#,
+        matrix_text(&rows(&scores()))
+    );
     assert!(line.contains("-Infinity"));
     let out = spantree(&["infer", "--quantities", "log_z"], &line);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -76,14 +86,20 @@ fn nan_and_infinity_tokens_are_typed_errors_naming_the_arc() {
     let inf = nan.replace("NaN", "Infinity").replace("\"nan\"", "\"inf\"");
     // A "NaN" or "-Infinity" inside a string is not a token: the id stays a string.
     let in_string = r#"{"id": "-Infinity NaN", "scores": [[0, 1], [0, 0]]}"#;
-    let out = spantree(&["infer", "--quantities", "log_z"], &[nan, inf, in_string.into()].join("\n"));
+    let out = spantree(
+        &["infer", "--quantities", "log_z"],
+        &[nan, inf, in_string.into()].join("\n"),
+    );
     let recs = records(&out);
     assert_eq!(recs[0]["id"], "nan");
     assert_eq!(recs[0]["error"]["kind"], "not_a_number");
     assert_eq!(recs[0]["error"]["message"], "score of arc 2 → 3 is NaN");
     assert_eq!(recs[1]["id"], "inf");
     assert_eq!(recs[1]["error"]["kind"], "infinite");
-    assert_eq!(recs[1]["error"]["message"], "score of arc 2 → 3 is infinite (inf)");
+    assert_eq!(
+        recs[1]["error"]["message"],
+        "score of arc 2 → 3 is infinite (inf)"
+    );
     assert_eq!(recs[2]["id"], "-Infinity NaN");
     assert_eq!(log_z(&recs[2]), 1.0); // the one tree 0 → 1 of score 1
 }
@@ -135,14 +151,23 @@ fn the_three_layouts_give_identical_results() {
     let s = rows(&scores());
     let n = s.len() - 1;
     // Written out by each library's convention, by hand.
-    let supar: Vec<Vec<f64>> = (0..=n).map(|d| (0..=n).map(|h| s[h][d]).collect()).collect();
+    let supar: Vec<Vec<f64>> = (0..=n)
+        .map(|d| (0..=n).map(|h| s[h][d]).collect())
+        .collect();
     let torch: Vec<Vec<f64>> = (1..=n)
-        .map(|h| (1..=n).map(|m| if h == m { s[0][m] } else { s[h][m] }).collect())
+        .map(|h| {
+            (1..=n)
+                .map(|m| if h == m { s[0][m] } else { s[h][m] })
+                .collect()
+        })
         .collect();
     let quantities = "log_z,marginals,entropy,grad_entropy";
     let run = |layout: &str, m: &[Vec<f64>]| {
         let line = format!(r#"{{"id": 0, "scores": {}}}"#, matrix_text(m));
-        let out = spantree(&["infer", "--layout", layout, "--quantities", quantities], &line);
+        let out = spantree(
+            &["infer", "--layout", layout, "--quantities", quantities],
+            &line,
+        );
         assert_eq!(out.status.code(), Some(0), "{layout}: {}", stdout(&out));
         stdout(&out)
     };
@@ -161,7 +186,11 @@ fn a_layout_mistake_that_fails_says_so() {
     // no root arc, and the message points at the layout.
     let s = rows(&scores());
     let supar: Vec<Vec<f64>> = (0..4)
-        .map(|d| (0..4).map(|h| if d == 0 { f64::NEG_INFINITY } else { s[h][d] }).collect())
+        .map(|d| {
+            (0..4)
+                .map(|h| if d == 0 { f64::NEG_INFINITY } else { s[h][d] })
+                .collect()
+        })
         .collect();
     let line = format!(r#"{{"id": "s", "scores": {}}}"#, matrix_text(&supar));
     let out = spantree(&["infer"], &line);
@@ -176,13 +205,25 @@ fn json_arrays_pretty_printed_json_and_a_bom_get_clear_answers() {
     let array = r#"[{"id": 1, "scores": [[0, 1], [0, 0]]}]"#;
     let pretty = "{\n  \"id\": 2,\n  \"scores\": [[0, 1], [0, 0]]\n}";
     let bom = "\u{feff}{\"id\": 3, \"scores\": [[0, 1], [0, 0]]}";
-    let out = spantree(&["infer", "--quantities", "log_z"], &[array, pretty, bom].join("\n"));
+    let out = spantree(
+        &["infer", "--quantities", "log_z"],
+        &[array, pretty, bom].join("\n"),
+    );
     let recs = records(&out);
     let message = |i: usize| recs[i]["error"]["message"].as_str().unwrap().to_owned();
-    assert!(message(0).contains("JSON array") && message(0).contains("jq -c '.[]'"), "{}", message(0));
+    assert!(
+        message(0).contains("JSON array") && message(0).contains("jq -c '.[]'"),
+        "{}",
+        message(0)
+    );
     // The pretty-printed object: its first line and every piece after it.
     for i in 1..=4 {
-        assert!(message(i).contains("pretty-printed"), "line {}: {}", i + 1, message(i));
+        assert!(
+            message(i).contains("pretty-printed"),
+            "line {}: {}",
+            i + 1,
+            message(i)
+        );
     }
     // The byte-order mark (as Windows editors write it) is skipped.
     assert_eq!(recs[5]["id"], 3);
@@ -200,14 +241,21 @@ fn labeled_cells_off_the_arcs_and_empty_cells() {
     let want = (1f64.exp() + 2f64.exp()).ln();
     assert!((log_z(&recs[0]) - want).abs() < 1e-14);
     assert_eq!(recs[1]["error"]["kind"], "label_count");
-    assert_eq!(recs[1]["error"]["message"], "arc 1 → 2 has 0 label values, expected 2");
+    assert_eq!(
+        recs[1]["error"]["message"],
+        "arc 1 → 2 has 0 label values, expected 2"
+    );
 }
 
 #[test]
 fn unknown_quantities_get_a_suggestion() {
     let out = spantree(&["infer", "--quantities", "log_z,entropie"], "");
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains(r#"(did you mean "entropy"?)"#), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(r#"(did you mean "entropy"?)"#),
+        "{}",
+        stderr(&out)
+    );
     let out = spantree(&["infer", "--quantities", "zzz"], "");
     assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
 }
@@ -229,7 +277,13 @@ fn ctrl_c_reports_the_records_written() {
     }
     drop(file);
     let child = Command::new(env!("CARGO_BIN_EXE_spantree"))
-        .args(["infer", "--threads", "1", "--algorithm", "marginals=mcdonald-satta"])
+        .args([
+            "infer",
+            "--threads",
+            "1",
+            "--algorithm",
+            "marginals=mcdonald-satta",
+        ])
         .arg(&input)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -252,7 +306,9 @@ fn ctrl_c_reports_the_records_written() {
         serde_json::from_str::<Value>(l).unwrap();
     }
     assert!(
-        err.contains(&format!("interrupted: wrote {written} records (0 failed) for the first {written} input lines")),
+        err.contains(&format!(
+            "interrupted: wrote {written} records (0 failed) for the first {written} input lines"
+        )),
         "{err}"
     );
 }

@@ -26,7 +26,9 @@ fn main() -> Result<(), Error> {
 
     let mu = model.marginals()?; // μ[h][m] = p(arc h → m in the tree)
     for m in 1..=graph.n() {
-        let heads: Vec<String> = (0..=graph.n()).map(|h| format!("{:.3}", mu[(h, m)])).collect();
+        let heads: Vec<String> = (0..=graph.n())
+            .map(|h| format!("{:.3}", mu[(h, m)]))
+            .collect();
         println!("heads of word {m}: [{}] (sum 1)", heads.join(", "));
     }
 
@@ -56,20 +58,31 @@ fn main() -> Result<(), Error> {
     let torch = [[1.0, 3.0, 0.0], [0.2, -2.0, 1.5], [-1.0, 0.7, 0.5]];
     let rows = Layout::TorchStruct.to_spantree(&torch, f64::NEG_INFINITY)?;
     let same = Model::new(Accurate, &Graph::from_scores(&rows)?, Rooting::Single)?;
-    println!("ln Z from torch-struct's layout = {:.6}", same.log_partition()?);
+    println!(
+        "ln Z from torch-struct's layout = {:.6}",
+        same.log_partition()?
+    );
 
     // A batch: one model per sentence (the `spantree infer` command runs
     // JSON lines in parallel; a library user maps over sentences).
     let sentences: Vec<Vec<Vec<f64>>> = (1..=4)
         .map(|n| {
             (0..=n)
-                .map(|h| (0..=n).map(|m| ((h * 7 + m * 3) % 5) as f64 * 0.5).collect())
+                .map(|h| {
+                    (0..=n)
+                        .map(|m| ((h * 7 + m * 3) % 5) as f64 * 0.5)
+                        .collect()
+                })
                 .collect()
         })
         .collect();
     for (i, s) in sentences.iter().enumerate() {
         let model = Model::new(Accurate, &Graph::from_scores(s)?, Rooting::Multi)?;
-        println!("sentence {i}: n = {}, ln Z = {:.6}", model.n(), model.log_partition()?);
+        println!(
+            "sentence {i}: n = {}, ln Z = {:.6}",
+            model.n(),
+            model.log_partition()?
+        );
     }
     Ok(())
 }

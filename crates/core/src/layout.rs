@@ -135,7 +135,13 @@ impl Layout {
             Layout::Supar => (0..size)
                 .map(|m| {
                     (0..size)
-                        .map(|h| if m == 0 || h == m { fill.clone() } else { at(h, m) })
+                        .map(|h| {
+                            if m == 0 || h == m {
+                                fill.clone()
+                            } else {
+                                at(h, m)
+                            }
+                        })
                         .collect()
                 })
                 .collect(),

@@ -100,8 +100,8 @@ pub use engine::{Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Pr
 pub use error::{ArcRef, Error, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
-pub use layout::Layout;
 pub use information::{Divergence, GradientPair};
+pub use layout::Layout;
 pub use matrix::Matrix;
 pub use model::{arc_marginals, log_partition, Model};
 pub use scalar::{log_sum_exp, FromScore, Scalar, Sign, Transcendental};

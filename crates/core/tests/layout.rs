@@ -33,7 +33,13 @@ fn three_layouts_give_the_same_graph_and_results() {
                 Layout::TorchStruct => (1..=n)
                     .map(|h| {
                         (1..=n)
-                            .map(|m| if h == m { spantree[0][m] } else { spantree[h][m] })
+                            .map(|m| {
+                                if h == m {
+                                    spantree[0][m]
+                                } else {
+                                    spantree[h][m]
+                                }
+                            })
                             .collect()
                     })
                     .collect(),
