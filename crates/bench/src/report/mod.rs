@@ -469,14 +469,14 @@ fn adjugate_findings(points: &[adjugate::Point]) -> String {
 /// the authoring machine's absolute path), so that the report names the
 /// command as anyone would run it from the same place; unchanged when
 /// either cannot be made absolute.
-fn relative(path: &std::path::Path) -> PathBuf {
+fn relative(path: &Path) -> PathBuf {
     use std::path::Component;
     let (Ok(cwd), Ok(abs)) = (std::env::current_dir(), std::path::absolute(path)) else {
         return path.to_path_buf();
     };
-    let normal = |p: &std::path::Path| -> Vec<Component<'_>> {
+    fn normal(p: &Path) -> Vec<Component<'_>> {
         p.components().filter(|c| *c != Component::CurDir).collect()
-    };
+    }
     let (from, to) = (normal(&cwd), normal(&abs));
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
     if common == 0 {
