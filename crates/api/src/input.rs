@@ -188,8 +188,9 @@ fn rewrite_nonfinite(bytes: &[u8]) -> Option<Vec<u8>> {
             }
         } else if b == b'"' {
             in_string = true;
-        } else if let Some((token, marker, _)) =
-            NONFINITE.iter().find(|(t, _, _)| bytes[i..].starts_with(t))
+        } else if let Some((token, marker, _)) = matches!(b, b'-' | b'I' | b'N')
+            .then(|| NONFINITE.iter().find(|(t, _, _)| bytes[i..].starts_with(t)))
+            .flatten()
         {
             let out = out.get_or_insert_with(|| bytes[..i].to_vec());
             out.extend_from_slice(marker);

@@ -759,3 +759,25 @@ fn markdown(i: MarkdownInput) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod relative_tests {
+    use super::relative;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn paths_are_recorded_relative_to_the_working_directory() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            relative(&cwd.join("docs/report")),
+            PathBuf::from("docs/report")
+        );
+        assert_eq!(
+            relative(Path::new("docs/report")),
+            PathBuf::from("docs/report")
+        );
+        let sibling = cwd.parent().unwrap().join("shared/ud");
+        assert_eq!(relative(&sibling), PathBuf::from("../shared/ud"));
+        assert_eq!(relative(&cwd), PathBuf::from("."));
+    }
+}
