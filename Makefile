@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: demo test prerequisites
 
 demo: prerequisites
-	cargo run --release --quiet -p spantree-cli -- demo
+	cargo run --release -p spantree-cli -- demo
 
 test: prerequisites
 	cargo test --workspace

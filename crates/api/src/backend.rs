@@ -23,13 +23,15 @@ pub enum BackendKind {
     F64,
     /// `log`: [`spantree_faer::ShiftedF64`].
     Log,
-    /// `exact`: [`spantree_exact::Exact`].
+    /// `exact`: `spantree_exact::Exact` (with the `exact` feature, on by
+    /// default; without it, GMP is not built and the name is refused).
+    #[cfg(feature = "exact")]
     Exact,
 }
 
 /// One row per backend: the kind, its name, one line of help, whether its
 /// numbers have `ln`/`exp` ([`Transcendental`]).
-const BACKENDS: [(BackendKind, &str, &str, bool); 4] = [
+const BACKENDS: &[(BackendKind, &str, &str, bool)] = &[
     (
         BackendKind::Accurate,
         "accurate",
@@ -50,6 +52,7 @@ const BACKENDS: [(BackendKind, &str, &str, bool); 4] = [
         "f64 LU on column-shifted weights: ln Z never overflows (spantree_faer::ShiftedF64)",
         true,
     ),
+    #[cfg(feature = "exact")]
     (
         BackendKind::Exact,
         "exact",
@@ -59,11 +62,12 @@ const BACKENDS: [(BackendKind, &str, &str, bool); 4] = [
 ];
 
 impl BackendKind {
-    /// Every backend, in the order of the help.
-    pub const ALL: [BackendKind; 4] = [
+    /// Every backend of this build, in the order of the help.
+    pub const ALL: [BackendKind; 3 + cfg!(feature = "exact") as usize] = [
         BackendKind::Accurate,
         BackendKind::F64,
         BackendKind::Log,
+        #[cfg(feature = "exact")]
         BackendKind::Exact,
     ];
 
@@ -93,12 +97,15 @@ impl BackendKind {
     /// Whether its numbers are exact: then results carry `z` as a rational
     /// string and exact output is possible.
     pub fn is_exact(self) -> bool {
-        self == BackendKind::Exact
+        #[cfg(feature = "exact")]
+        return self == BackendKind::Exact;
+        #[cfg(not(feature = "exact"))]
+        false
     }
 
     /// The names, for messages: `accurate, f64, log, exact`.
     pub fn known() -> String {
-        BACKENDS.map(|b| b.1).join(", ")
+        BACKENDS.iter().map(|b| b.1).collect::<Vec<_>>().join(", ")
     }
 
     /// Runs `task` on the backend of this kind: the one place where a name
@@ -108,6 +115,7 @@ impl BackendKind {
             BackendKind::Accurate => task.run(&spantree_faer::Accurate),
             BackendKind::F64 => task.run(&spantree_faer::F64),
             BackendKind::Log => task.run(&spantree_faer::ShiftedF64),
+            #[cfg(feature = "exact")]
             BackendKind::Exact => task.run(&spantree_exact::Exact),
         }
     }
@@ -269,6 +277,7 @@ float_backend!(
     spantree_faer::Accurate
 );
 
+#[cfg(feature = "exact")]
 impl Backend for spantree_exact::Exact {
     const EXACT: bool = true;
     fn weight_from_str(text: &str) -> Result<Self::Scalar, String> {
@@ -311,4 +320,15 @@ pub fn rooting_parser() -> impl clap::builder::TypedValueParser<Value = Rooting>
     )
     // The parser above admits only the names of `Rooting::ALL`.
     .map(|name| parse_rooting(&name).unwrap_or(Rooting::Single))
+}
+
+/// A clap value parser for a [`spantree_core::Layout`]: its names and help
+/// as possible values.
+#[cfg(feature = "clap")]
+pub fn layout_parser() -> impl clap::builder::TypedValueParser<Value = spantree_core::Layout> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    use spantree_core::Layout;
+    PossibleValuesParser::new(Layout::ALL.map(|l| PossibleValue::new(l.name()).help(l.help())))
+        // The parser above admits only the names of `Layout::ALL`.
+        .map(|name| name.parse().unwrap_or_default())
 }

@@ -4,6 +4,7 @@
 //! any input length. The output does not depend on the number of threads.
 
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -23,6 +24,27 @@ pub struct Summary {
     pub lines: usize,
     /// Lines that became error records.
     pub failed: usize,
+    /// Output lines written (result and error records).
+    pub written: usize,
+    /// Whether the run stopped early on request ([`run_until`]): the output
+    /// then holds the records of the first `lines` input lines, complete.
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// Input lines that became result records.
+    pub fn succeeded(&self) -> usize {
+        self.written - self.failed
+    }
+}
+
+/// The progress of a run, reported after every chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tick {
+    /// Bytes read by the last chunk.
+    pub bytes: u64,
+    /// The counts so far.
+    pub summary: Summary,
 }
 
 /// A failure that stops the whole run (as opposed to one bad record, which
@@ -69,6 +91,8 @@ struct Chunk {
     lines: Vec<Vec<u8>>,
     outputs: Vec<Vec<u8>>,
     outcomes: Vec<Outcome>,
+    /// Whether the record was processed (not skipped after a stop request).
+    done: Vec<bool>,
     len: usize,
 }
 
@@ -82,6 +106,7 @@ impl Chunk {
                 self.lines.push(Vec::new());
                 self.outputs.push(Vec::new());
                 self.outcomes.push(Outcome::Blank);
+                self.done.push(false);
             }
             let line = &mut self.lines[self.len];
             line.clear();
@@ -109,16 +134,42 @@ pub fn run(
     io: Streams<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Summary, BatchError> {
+    let never = AtomicBool::new(false);
+    run_until(request, pool, io, &mut |t: Tick| progress(t.bytes), &never)
+}
+
+/// [`run`], reporting the counts after every chunk, and stopping early once
+/// `stop` is set (by a Ctrl-C handler, say): records already computed are
+/// written in order up to the first one that was not, the output is
+/// flushed, and the summary says `interrupted`.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_until(
+    request: &Request,
+    pool: &ThreadPool,
+    io: Streams<'_>,
+    progress: &mut dyn FnMut(Tick),
+    stop: &AtomicBool,
+) -> Result<Summary, BatchError> {
     struct Task<'a, 'b> {
         request: &'a Request,
         pool: &'a ThreadPool,
         io: Streams<'b>,
-        progress: &'a mut dyn FnMut(u64),
+        progress: &'a mut dyn FnMut(Tick),
+        stop: &'a AtomicBool,
     }
     impl WithBackend for Task<'_, '_> {
         type Output = Result<Summary, BatchError>;
         fn run<B: Backend>(self, backend: &B) -> Self::Output {
-            stream(backend, self.request, self.pool, self.io, self.progress)
+            stream_until(
+                backend,
+                self.request,
+                self.pool,
+                self.io,
+                self.progress,
+                self.stop,
+            )
         }
     }
     request.backend.dispatch(Task {
@@ -126,6 +177,7 @@ pub fn run(
         pool,
         io,
         progress,
+        stop,
     })
 }
 
@@ -141,6 +193,23 @@ pub fn stream<B: Backend>(
     io: Streams<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Summary, BatchError> {
+    let never = AtomicBool::new(false);
+    let progress = &mut |t: Tick| progress(t.bytes);
+    stream_until(backend, request, pool, io, progress, &never)
+}
+
+/// [`run_until`] on a backend given as a type.
+///
+/// # Errors
+/// As [`run`].
+pub fn stream_until<B: Backend>(
+    backend: &B,
+    request: &Request,
+    pool: &ThreadPool,
+    io: Streams<'_>,
+    progress: &mut dyn FnMut(Tick),
+    stop: &AtomicBool,
+) -> Result<Summary, BatchError> {
     let mut chunk = Chunk::default();
     let mut summary = Summary::default();
     let write_err = |e| BatchError::Output(io.output_name.to_owned(), e);
@@ -148,7 +217,8 @@ pub fn stream<B: Backend>(
         let bytes = chunk
             .fill(io.input)
             .map_err(|e| BatchError::Input(io.input_name.to_owned(), e))?;
-        if chunk.len == 0 {
+        if chunk.len == 0 || stop.load(Ordering::Relaxed) {
+            summary.interrupted = stop.load(Ordering::Relaxed);
             break;
         }
         let first = summary.lines;
@@ -156,6 +226,7 @@ pub fn stream<B: Backend>(
             lines,
             outputs,
             outcomes,
+            done,
             len,
         } = &mut chunk;
         pool.install(|| {
@@ -163,12 +234,25 @@ pub fn stream<B: Backend>(
                 .par_iter()
                 .zip(outputs[..*len].par_iter_mut())
                 .zip(outcomes[..*len].par_iter_mut())
+                .zip(done[..*len].par_iter_mut())
                 .enumerate()
-                .for_each(|(i, ((line, out), outcome))| {
-                    *outcome = process_line(backend, request, first + i + 1, line, out);
+                .for_each(|(i, (((line, out), outcome), done))| {
+                    *done = !stop.load(Ordering::Relaxed);
+                    if *done {
+                        *outcome = process_line(backend, request, first + i + 1, line, out);
+                    }
                 });
         });
-        for (out, outcome) in outputs[..*len].iter().zip(&outcomes[..*len]) {
+        for ((out, outcome), &done) in outputs[..*len]
+            .iter()
+            .zip(&outcomes[..*len])
+            .zip(&done[..*len])
+        {
+            if !done {
+                summary.interrupted = true;
+                break;
+            }
+            summary.lines += 1;
             match outcome {
                 Outcome::Blank => continue,
                 Outcome::Done => {}
@@ -176,9 +260,15 @@ pub fn stream<B: Backend>(
             }
             io.output.write_all(out).map_err(write_err)?;
             io.output.write_all(b"\n").map_err(write_err)?;
+            summary.written += 1;
         }
-        summary.lines += *len;
-        progress(bytes as u64);
+        progress(Tick {
+            bytes: bytes as u64,
+            summary,
+        });
+        if summary.interrupted {
+            break;
+        }
     }
     io.output.flush().map_err(write_err)?;
     Ok(summary)

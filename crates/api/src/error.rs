@@ -7,7 +7,7 @@ use std::fmt;
 use spantree_core::{Error, NoTree, Numerical};
 
 use crate::algorithm::known_algorithms;
-use crate::quantity::known_quantities;
+use crate::quantity::{known_quantities, REGISTRY};
 
 /// A request that cannot run: an unknown or malformed name, a quantity the
 /// backend cannot give, options that contradict each other. The command
@@ -16,7 +16,7 @@ use crate::quantity::known_quantities;
 #[non_exhaustive]
 pub enum UsageError {
     /// No quantity has this name.
-    #[error("unknown quantity {name:?}; known: {}", known_quantities())]
+    #[error("unknown quantity {name:?}{}; known: {}", did_you_mean(name, REGISTRY.iter().map(|q| q.name)), known_quantities())]
     UnknownQuantity {
         /// The name as given.
         name: String,
@@ -136,7 +136,8 @@ pub enum UsageError {
     MinorsNeedSingleRoot,
     /// No backend has this name.
     #[error(
-        "unknown backend {name:?}; known: {}",
+        "unknown backend {name:?}{}; known: {}",
+        not_built(name),
         crate::backend::BackendKind::known()
     )]
     UnknownBackend {
@@ -149,6 +150,53 @@ pub enum UsageError {
         /// The name as given.
         name: String,
     },
+}
+
+/// `" (did you mean \"x\"?)"` for the known name closest to `name` in
+/// edit distance, when it is close (at most a third of its length, at least
+/// 1); `""` otherwise. `O(Σ |name| · |known|)`.
+///
+/// ```
+/// use spantree_api::error::did_you_mean;
+/// assert_eq!(did_you_mean("entropie", ["entropy", "marginals"]), " (did you mean \"entropy\"?)");
+/// assert_eq!(did_you_mean("xyz", ["entropy"]), "");
+/// ```
+pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let best = known
+        .into_iter()
+        .map(|k| (edit_distance(name, k), k))
+        .min_by_key(|&(d, _)| d);
+    match best {
+        Some((d, k)) if d <= (k.chars().count() / 3).max(1) => format!(" (did you mean {k:?}?)"),
+        _ => String::new(),
+    }
+}
+
+/// Levenshtein distance over chars, `O(|a| · |b|)`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// Why a backend name is unknown when it is one this build left out.
+fn not_built(name: &str) -> &'static str {
+    if name == "exact" && !cfg!(feature = "exact") {
+        " (this build has no exact backend: it was built without the `exact` feature)"
+    } else {
+        ""
+    }
 }
 
 /// Why one input record produced no result: a stable snake_case `kind` and

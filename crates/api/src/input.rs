@@ -4,11 +4,13 @@
 //! The matrix is read cell by cell with visitors that know their position,
 //! so that even a JSON type error names the arc (`arc 2 → 3`).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
+use spantree_core::layout::{self, Layout};
 use spantree_core::{ArcFeatures, ArcRef, Error, Graph, Scalar};
 
 use crate::backend::Backend;
@@ -88,15 +90,27 @@ impl RawLine {
     /// # Errors
     /// A `"parse"` error with serde's message and the column, and the id if
     /// the line is an object with a readable `"id"`.
+    ///
+    /// A UTF-8 byte-order mark before the line is skipped. The tokens
+    /// `-Infinity`, `Infinity` and `NaN` outside strings (Python's
+    /// `json.dumps` of `float('-inf')`, …) are read as those numbers. A JSON
+    /// array, or a piece of pretty-printed JSON, gets a message that says so.
     pub fn parse(bytes: &[u8]) -> Result<RawLine, (Value, LineError)> {
+        let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes).trim_ascii();
         // serde would also accept a struct written as an array: refuse that here.
-        if bytes.trim_ascii_start().first() != Some(&b'{') {
-            return Err((
-                Value::Null,
-                LineError::parse("a line must be a JSON object ({\"id\": …, \"scores\": …})"),
-            ));
+        if bytes.first() != Some(&b'{') {
+            return Err((Value::Null, LineError::parse(not_an_object(bytes))));
         }
+        let rewritten = rewrite_nonfinite(bytes);
+        let bytes = rewritten.as_deref().unwrap_or(bytes);
         serde_json::from_slice::<RawLine>(bytes).map_err(|e| {
+            if bytes == b"{" || e.classify() == serde_json::error::Category::Eof {
+                let id = Value::Null;
+                return (
+                    id,
+                    LineError::parse(format!("{}: {PRETTY}", json_message(&e))),
+                );
+            }
             let id = serde_json::from_slice::<IdOnly>(bytes)
                 .ok()
                 .and_then(|x| x.id)
@@ -117,6 +131,78 @@ impl RawLine {
             Some(_) => Err(LineError::parse("\"id\" must be a string or a number")),
         }
     }
+}
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+const PRETTY: &str = "the input is JSON lines, one whole object per line: \
+     pretty-printed JSON spreads one object over many lines (compact it, e.g. `jq -c .`)";
+
+/// The message for a line that does not start with `{`.
+fn not_an_object(bytes: &[u8]) -> String {
+    match bytes.first() {
+        Some(b'[') => "this line is a JSON array, but the input is JSON lines: one object \
+             ({\"id\": …, \"scores\": …}) per line; a JSON array file converts with \
+             `jq -c '.[]'`"
+            .to_owned(),
+        Some(b'"' | b'}' | b']' | b',') => {
+            format!("this line is a piece of a JSON object, not one: {PRETTY}")
+        }
+        _ => "a line must be a JSON object ({\"id\": …, \"scores\": …})".to_owned(),
+    }
+}
+
+/// Marks the strings that stand for the non-finite tokens (a NUL first:
+/// no rational or id starts with it).
+const NONFINITE: [(&[u8], &[u8], f64); 3] = [
+    (b"-Infinity", b"\"\\u0000-Infinity\"", f64::NEG_INFINITY),
+    (b"Infinity", b"\"\\u0000Infinity\"", f64::INFINITY),
+    (b"NaN", b"\"\\u0000NaN\"", f64::NAN),
+];
+
+/// The number a marker string of [`rewrite_nonfinite`] stands for.
+fn nonfinite(text: &str) -> Option<f64> {
+    let token = text.strip_prefix('\0')?;
+    NONFINITE
+        .iter()
+        .find(|(t, _, _)| t == &token.as_bytes())
+        .map(|&(_, _, x)| x)
+}
+
+/// The line with the tokens `-Infinity`, `Infinity` and `NaN` outside
+/// strings replaced by marker strings that the matrix reader turns back
+/// into numbers; `None` (no copy) when there are none. `O(length)`.
+fn rewrite_nonfinite(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut in_string, mut escaped) = (0, false, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if let Some((token, marker, _)) = matches!(b, b'-' | b'I' | b'N')
+            .then(|| NONFINITE.iter().find(|(t, _, _)| bytes[i..].starts_with(t)))
+            .flatten()
+        {
+            let out = out.get_or_insert_with(|| bytes[..i].to_vec());
+            out.extend_from_slice(marker);
+            i += token.len();
+            continue;
+        }
+        if let Some(out) = out.as_mut() {
+            out.push(b);
+        }
+        i += 1;
+    }
+    out
 }
 
 fn valid_id(v: &Value) -> bool {
@@ -248,10 +334,16 @@ impl<'de> Visitor<'de> for CellSeed {
         Ok(Cell::One(Entry::Number(v as f64)))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Cell, E> {
-        Ok(Cell::One(Entry::Text(v.to_owned())))
+        Ok(Cell::One(match nonfinite(v) {
+            Some(x) => Entry::Number(x),
+            None => Entry::Text(v.to_owned()),
+        }))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Cell, E> {
-        Ok(Cell::One(Entry::Text(v)))
+        Ok(Cell::One(match nonfinite(&v) {
+            Some(x) => Entry::Number(x),
+            None => Entry::Text(v),
+        }))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cell, A::Error> {
         if self.label.is_some() {
@@ -322,14 +414,35 @@ impl<S: Scalar> LineGraph<S> {
 /// a value has the wrong type; otherwise the kind of the [`Error`] that
 /// [`Graph`] validation raised, with its message naming the arc.
 pub fn build_graph<B: Backend>(line: &RawLine) -> Result<LineGraph<B::Scalar>, LineError> {
-    match (&line.scores, &line.weights) {
+    build_graph_in::<B>(line, Layout::Spantree)
+}
+
+/// [`build_graph`] for a matrix in `layout` (see [`spantree_core::layout`]).
+///
+/// # Errors
+/// As [`build_graph`]; a wrong shape names the row as given.
+pub fn build_graph_in<B: Backend>(
+    line: &RawLine,
+    layout: Layout,
+) -> Result<LineGraph<B::Scalar>, LineError> {
+    let scores = line
+        .scores
+        .as_ref()
+        .map(|m| to_spantree(m, layout))
+        .transpose()?;
+    let weights = line
+        .weights
+        .as_ref()
+        .map(|m| to_spantree(m, layout))
+        .transpose()?;
+    match (&scores, &weights) {
         (Some(_), Some(_)) => Err(LineError::parse(
             "give either \"scores\" or \"weights\", not both",
         )),
         (None, None) => Err(LineError::parse(
             "missing \"scores\" or \"weights\" (an (n+1)×(n+1) matrix)",
         )),
-        (scores, weights) => graph_of::<B>(scores.as_ref(), weights.as_ref()),
+        (scores, weights) => graph_of::<B>(scores.as_deref(), weights.as_deref()),
     }
 }
 
@@ -340,8 +453,22 @@ pub fn build_graph<B: Backend>(line: &RawLine) -> Result<LineGraph<B::Scalar>, L
 /// `"missing_field"` when neither is given, `"parse"` when both are; as
 /// [`build_graph`] otherwise, the message prefixed with the field.
 pub fn build_q_graph<B: Backend>(line: &RawLine) -> Result<LineGraph<B::Scalar>, LineError> {
+    build_q_graph_in::<B>(line, Layout::Spantree)
+}
+
+/// [`build_q_graph`] for a matrix in `layout`.
+///
+/// # Errors
+/// As [`build_q_graph`].
+pub fn build_q_graph_in<B: Backend>(
+    line: &RawLine,
+    layout: Layout,
+) -> Result<LineGraph<B::Scalar>, LineError> {
     let read = |v: &Value, field: &str| {
-        RawMatrix::deserialize(v).map_err(|e| LineError::parse(json_message(&e)).within(field))
+        RawMatrix::deserialize(v)
+            .map_err(|e| LineError::parse(json_message(&e)))
+            .and_then(|m| to_spantree(&m, layout).map(Cow::into_owned))
+            .map_err(|e| e.within(field))
     };
     match (&line.scores_q, &line.weights_q) {
         (Some(_), Some(_)) => Err(LineError::parse(
@@ -358,6 +485,43 @@ pub fn build_q_graph<B: Backend>(line: &RawLine) -> Result<LineGraph<B::Scalar>,
     }
 }
 
+/// The raw matrix in spantree's layout (borrowed when it is in it already).
+fn to_spantree(m: &RawMatrix, layout: Layout) -> Result<Cow<'_, RawMatrix>, LineError> {
+    if layout == Layout::Spantree {
+        return Ok(Cow::Borrowed(m));
+    }
+    Ok(Cow::Owned(RawMatrix(
+        layout.to_spantree(&m.0, Cell::One(Entry::Null))?,
+    )))
+}
+
+/// When the `"scores"` of a line, read in spantree's layout, look like
+/// another layout ([`layout::suspect`]): a sentence to add to its error.
+pub fn layout_hint(line: &RawLine) -> Option<String> {
+    let m = line.scores.as_ref()?;
+    let number = |e: &Entry| match e {
+        Entry::Null => f64::NEG_INFINITY,
+        Entry::Number(x) => *x,
+        Entry::Text(_) => f64::NAN,
+    };
+    let rows: Vec<Vec<f64>> =
+        m.0.iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| match c {
+                        Cell::One(e) => number(e),
+                        // The largest label's score stands for the cell.
+                        Cell::Labels(v) => v.iter().map(number).fold(f64::NEG_INFINITY, f64::max),
+                    })
+                    .collect()
+            })
+            .collect();
+    let (layout, why) = layout::suspect(&rows)?;
+    Some(format!(
+        "hint: {why}; if so, give the layout \"{layout}\" (spantree infer --layout {layout})"
+    ))
+}
+
 fn graph_of<B: Backend>(
     scores: Option<&RawMatrix>,
     weights: Option<&RawMatrix>,
@@ -371,7 +535,9 @@ fn graph_of<B: Backend>(
                     "score of {arc} is a string ({t:?}); scores are numbers or null"
                 ))),
             };
-            let forbidden = |x: &f64| *x == f64::NEG_INFINITY;
+            // A single value that forbids every label of a labeled arc: -∞, or
+            // a mask whose weight underflows `f64` (`-1e9`, SuPar's `-1e32`).
+            let forbidden = |x: &f64| *x <= UNDERFLOW_SCORE;
             Ok(match tabulate(&m.0, read, forbidden, f64::NEG_INFINITY)? {
                 Table::Plain(rows) => LineGraph::Scores(Graph::from_scores(&rows)?),
                 Table::Labeled(rows) => LineGraph::Scores(Graph::from_labeled_scores(&rows)?),
@@ -430,44 +596,25 @@ fn tabulate<W: Clone>(
         dependent,
         label,
     };
-    // A non-arc may hold null or 0 (any type of zero); report anything else.
-    let ignorable = |e: &Entry, a: ArcRef| -> Result<(), LineError> {
-        let ok = match e {
-            Entry::Null => true,
-            Entry::Number(x) => *x == 0.0,
-            Entry::Text(_) => read(e, a).map(|w| is_forbidden(&w)).unwrap_or(false),
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(LineError {
-                kind: "nonexistent_arc",
-                message: format!(
-                    "{a} does not exist (self-loop or arc into the root): its entry must be null or 0, found {}",
-                    show(e)
-                ),
-            })
-        }
-    };
-    let labels = rows.iter().flatten().find_map(|c| match c {
-        Cell::Labels(v) => Some(v.len()),
-        Cell::One(_) => None,
+    // Non-arcs (column 0, the diagonal) are ignored whatever they hold; the
+    // first arc whose cell is an array sets the label count.
+    let labels = rows.iter().enumerate().find_map(|(h, cells)| {
+        cells.iter().enumerate().find_map(|(m, c)| match c {
+            Cell::Labels(v) if m != 0 && m != h => Some((arc(h, m, None), v.len())),
+            _ => None,
+        })
     });
-    let Some(labels) = labels else {
+    let Some((first, labels)) = labels else {
         let mut out = Vec::with_capacity(size);
         for (h, cells) in rows.iter().enumerate() {
             let mut row = Vec::with_capacity(size);
             for (m, cell) in cells.iter().enumerate() {
                 let a = arc(h, m, None);
-                // `labels` is None: no cell is an array.
-                let Cell::One(e) = cell else {
-                    return Err(Error::NoLabels.into());
-                };
-                if m == 0 || m == h {
-                    ignorable(e, a)?;
-                    row.push(forbidden.clone());
-                } else {
-                    row.push(read(e, a)?);
+                match cell {
+                    _ if m == 0 || m == h => row.push(forbidden.clone()),
+                    Cell::One(e) => row.push(read(e, a)?),
+                    // `labels` is None: no arc's cell is an array.
+                    Cell::Labels(_) => return Err(Error::NoLabels.into()),
                 }
             }
             out.push(row);
@@ -475,7 +622,12 @@ fn tabulate<W: Clone>(
         return Ok(Table::Plain(out));
     };
     if labels == 0 {
-        return Err(Error::NoLabels.into());
+        return Err(LineError {
+            kind: "no_labels",
+            message: format!(
+                "{first} has an empty array: a labeled graph needs at least one label value per arc"
+            ),
+        });
     }
     let mut out = Vec::with_capacity(size);
     for (h, cells) in rows.iter().enumerate() {
@@ -483,17 +635,16 @@ fn tabulate<W: Clone>(
         for (m, cell) in cells.iter().enumerate() {
             let exists = m != 0 && m != h;
             let values = match cell {
-                Cell::One(e) if !exists => {
-                    ignorable(e, arc(h, m, None))?;
-                    vec![forbidden.clone(); labels]
-                }
-                Cell::Labels(v) if !exists => {
-                    for (l, e) in v.iter().enumerate() {
-                        ignorable(e, arc(h, m, Some(l)))?;
+                _ if !exists => vec![forbidden.clone(); labels],
+                Cell::Labels(v) if v.len() != labels => {
+                    return Err(Error::LabelCount {
+                        arc: arc(h, m, None),
+                        found: v.len(),
+                        expected: labels,
                     }
-                    vec![forbidden.clone(); labels]
+                    .into());
                 }
-                // A single null (or zero weight) forbids every label of the arc.
+                // A single null, zero weight or mask forbids every label of the arc.
                 Cell::One(e) => {
                     if !is_forbidden(&read(e, arc(h, m, None))?) {
                         return Err(Error::LabelCount {
@@ -518,13 +669,10 @@ fn tabulate<W: Clone>(
     Ok(Table::Labeled(out))
 }
 
-fn show(e: &Entry) -> String {
-    match e {
-        Entry::Null => "null".to_owned(),
-        Entry::Number(x) => x.to_string(),
-        Entry::Text(t) => format!("{t:?}"),
-    }
-}
+/// `ln` of half the smallest positive `f64`, `−1075 ln 2 ≈ −745.13`: a
+/// score at or below it has weight `e^θ = 0` in `f64`. A single such score
+/// in a labeled arc's cell forbids all of its labels, like `null`.
+pub const UNDERFLOW_SCORE: f64 = -745.133_219_101_941_1;
 
 // ------------------------------------------- the fields some quantities read
 
@@ -594,9 +742,12 @@ fn number<B: Backend>(v: &Value, what: &str) -> Result<B::Scalar, LineError> {
             .as_f64()
             .map(B::Scalar::from_f64)
             .ok_or_else(|| LineError::parse(format!("{what} is not a finite number ({x})"))),
-        Value::String(t) => {
-            B::weight_from_str(t).map_err(|why| LineError::parse(format!("{what} {why}")))
-        }
+        Value::String(t) => match nonfinite(t) {
+            Some(x) => Err(LineError::parse(format!(
+                "{what} is not a finite number ({x})"
+            ))),
+            None => B::weight_from_str(t).map_err(|why| LineError::parse(format!("{what} {why}"))),
+        },
         other => Err(LineError::parse(format!(
             "{what} must be a number, found {}",
             kind_of(other)

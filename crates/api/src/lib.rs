@@ -46,7 +46,12 @@ pub mod record;
 
 pub use algorithm::{AlgorithmChoice, Algorithms};
 pub use backend::{parse_rooting, Backend, BackendKind, WithBackend};
-pub use batch::{BatchError, Summary};
+pub use batch::{BatchError, Summary, Tick};
 pub use error::{LineError, UsageError};
 pub use quantity::{Needs, Quantity, QuantityInfo, Structure, REGISTRY};
 pub use record::{Outcome, Request};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

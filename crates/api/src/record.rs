@@ -4,16 +4,16 @@
 use serde_json::Value;
 use spantree_core::decode::projective::Projective;
 use spantree_core::{
-    baseline, ArcRef, Divergence, Error, GradientPair, Graph, Matrix, Model, Rooting, Scalar,
-    Transcendental, Tree,
+    baseline, ArcRef, Divergence, Error, GradientPair, Graph, Layout, Matrix, Model, Rooting,
+    Scalar, Transcendental, Tree,
 };
 
 use crate::algorithm::{AlgorithmChoice, Algorithms, EntropyBy, GradGeBy, LogZBy, MarginalsBy};
 use crate::backend::{write_f64, write_string, Backend, BackendKind};
 use crate::error::{LineError, UsageError};
 use crate::input::{
-    build_graph, build_q_graph, covariance_inputs, ge_inputs, reference_tree, GeInputs, LineGraph,
-    RawLine,
+    build_graph_in, build_q_graph_in, covariance_inputs, ge_inputs, layout_hint, reference_tree,
+    GeInputs, LineGraph, RawLine,
 };
 use crate::quantity::{Quantity, Structure};
 
@@ -33,6 +33,8 @@ pub struct Request {
     pub algorithms: Algorithms,
     /// All spanning trees, or projective ones.
     pub structure: Structure,
+    /// The layout of the input matrices (results are always in spantree's).
+    pub layout: Layout,
 }
 
 impl Request {
@@ -115,6 +117,7 @@ impl Request {
             exact_output,
             algorithms: Algorithms::default(),
             structure: Structure::Nonprojective,
+            layout: Layout::Spantree,
         }
     }
 
@@ -138,6 +141,13 @@ impl Request {
     /// The same request with other algorithms.
     pub fn with_algorithms(mut self, algorithms: Algorithms) -> Self {
         self.algorithms = algorithms;
+        self
+    }
+
+    /// The same request reading its matrices in another layout
+    /// ([`spantree_core::layout`]); results stay in spantree's layout.
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
         self
     }
 
@@ -229,12 +239,27 @@ pub fn write_result<B: Backend>(
     id: &Value,
     out: &mut Vec<u8>,
 ) -> Result<(), LineError> {
-    let graph = build_graph::<B>(raw)?;
     if request.structure == Structure::Projective {
+        let graph = build_graph_in::<B>(raw, request.layout)?;
         return write_projective(request, &graph, id, out);
     }
-    let model = model_of(backend, &graph, request.rooting)?;
-    model.spanning_tree()?;
+    let built = build_graph_in::<B>(raw, request.layout).and_then(|graph| {
+        let model = model_of(backend, &graph, request.rooting)?;
+        model.spanning_tree()?;
+        Ok((graph, model))
+    });
+    let (graph, model) = match built {
+        Ok(built) => built,
+        // An invalid graph, or one without a tree, may be a layout mistake.
+        Err(mut e) => {
+            if request.layout == Layout::Spantree {
+                if let Some(hint) = layout_hint(raw) {
+                    e.message = format!("{} ({hint})", e.message);
+                }
+            }
+            return Err(e);
+        }
+    };
 
     out.extend_from_slice(b"{\"id\":");
     write_value(id, out);
@@ -539,7 +564,7 @@ impl<B: Backend> Line<'_, B> {
     /// The model of `q` (`"scores_q"` or `"weights_q"`), same rooting as `p`.
     fn q_model(&mut self) -> Result<&Model<B>, LineError> {
         if self.q.is_none() {
-            let graph = build_q_graph::<B>(self.raw)?;
+            let graph = build_q_graph_in::<B>(self.raw, self.request.layout)?;
             let q =
                 model_of(self.backend, &graph, self.request.rooting).map_err(|e| e.within("q"))?;
             self.q = Some(q);

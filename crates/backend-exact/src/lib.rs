@@ -118,3 +118,8 @@ impl Engine for Exact {
 /// Rationals have no exponential: a score's weight is `e^θ` rounded to
 /// `f64`, converted exactly.
 impl FromScore for Rational {}
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -266,3 +266,8 @@ pub type LogF64 = ShiftedF64;
 #[deprecated(since = "0.2.0", note = "renamed `ShiftedF64`")]
 #[allow(non_upper_case_globals)]
 pub const LogF64: ShiftedF64 = ShiftedF64;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -224,3 +224,8 @@ mod tests {
         assert!((column - 1.0).abs() < 1e-12);
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use spantree_api::algorithm::{known_algorithms, ALGORITHMS};
-use spantree_api::backend::rooting_parser;
+use spantree_api::backend::{layout_parser, rooting_parser};
 use spantree_api::quantity::{quantities_summary, REGISTRY};
 use spantree_api::{AlgorithmChoice, BackendKind, Quantity, Request, Structure, UsageError};
-use spantree_core::Rooting;
+use spantree_core::{Layout, Rooting};
 
 /// Inference over distributions of spanning trees (dependency trees) by the
 /// matrix-tree theorem.
@@ -89,6 +89,11 @@ pub struct InferArgs {
     )]
     pub algorithms: Vec<AlgorithmChoice>,
 
+    /// The layout of the input matrices (see LAYOUTS below); results are
+    /// always in spantree's layout.
+    #[arg(long, value_parser = layout_parser(), default_value = "spantree")]
+    pub layout: Layout,
+
     /// Worker threads for parsing and computing (default: all cores).
     /// Output is identical for every thread count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -120,6 +125,7 @@ impl InferArgs {
             &self.algorithms,
             self.exact_output,
         )?
+        .with_layout(self.layout)
         .with_structure(self.structure)
     }
 }
@@ -180,15 +186,26 @@ fn infer_help() -> String {
 
 /// The long help of `infer` before the quantities.
 const INFER_HELP_INPUT: &str = "\
-INPUT: one JSON object per line, with an optional \"id\" (string or number)
-and exactly one of
+INPUT: one JSON object per line (JSON lines, not a JSON array, not
+pretty-printed), with an optional \"id\" (string or number) and exactly one of
   \"scores\":  an (n+1)x(n+1) matrix of log-potentials; scores[h][m] is the arc
-             h -> m, index 0 is the root, words are 1..=n; null forbids an arc;
+             h -> m, index 0 is the root, words are 1..=n; null or -Infinity
+             forbids an arc;
   \"weights\": the same layout with non-negative weights; 0 or null forbids.
-Column 0 and the diagonal are not arcs: they must be null or 0. Labeled graphs
-give an array with one value per label in every cell (null inside forbids that
-label). Other fields are ignored. Blank lines are skipped (they still count for
-line numbers).
+Column 0 and the diagonal are not arcs: whatever they hold is ignored (a
+zero-initialised or masked matrix works as it is). Python's json.dumps tokens
+-Infinity, Infinity and NaN are read (NaN and +Infinity are errors naming the
+arc); a UTF-8 byte-order mark is skipped. Labeled graphs give an array with one
+value per label in every arc's cell, [h][m][label] (null inside forbids that
+label; a single null or -Infinity forbids them all). Other fields are ignored.
+Blank lines are skipped (they still count for line numbers).
+
+LAYOUTS (--layout; the same converters are spantree_core::layout):
+  spantree:     (n+1)x(n+1), cell [h][m] is the arc h -> m, row 0 the root;
+  torch-struct: n x n over the words, cell [h-1][m-1] is the arc h -> m, the
+                root arc 0 -> m on the diagonal [m-1][m-1];
+  supar:        (n+1)x(n+1), cell [m][h] is the arc h -> m ([dependent][head]).
+Labels are the last index in all three. Output is in spantree's layout.
 
 OUTPUT: one JSON line per non-blank input line, in input order:
   {\"id\":…,\"n\":…,\"rooting\":…,\"backend\":…,\"log_z\":…,\"marginals\":[[…]]}

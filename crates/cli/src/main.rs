@@ -32,7 +32,24 @@ fn main() -> ExitCode {
                         .exit();
                 }
             };
+            // Without the handler Ctrl-C still ends the run, only silently.
+            let _ = infer::handle_ctrl_c();
+            let output = args
+                .output
+                .as_ref()
+                .map_or_else(|| "standard output".to_owned(), |p| p.display().to_string());
             match infer::run(&args, &request) {
+                Ok(summary) if summary.interrupted => {
+                    eprintln!(
+                        "spantree: interrupted: wrote {} records ({} failed) for the first {} input lines \
+                         to {output}; the rest starts at line {}",
+                        summary.written,
+                        summary.failed,
+                        summary.lines,
+                        summary.lines + 1
+                    );
+                    ExitCode::from(130)
+                }
                 Ok(summary) if summary.failed == 0 => ExitCode::SUCCESS,
                 Ok(summary) => {
                     eprintln!(

@@ -143,29 +143,63 @@ fn no_words_is_rejected() {
 }
 
 #[test]
-fn nonexistent_arcs_must_be_empty() {
-    // Self-loop with a non-zero weight.
-    assert_eq!(
-        Graph::from_weights(&with(weights(), 2, 2, 1.0)),
-        Err(Error::NonexistentArc {
-            arc: arc(2, 2),
-            value: 1.0
+fn non_arc_cells_are_ignored_whatever_they_hold() {
+    // The diagonal and column 0 are not arcs: any value there (a weight, a
+    // zero score, a parser's mask, NaN, ±∞) gives the same graph as the
+    // clean matrix, cell for cell.
+    let spoilers = [1.0, 0.0, -1e9, -1e32, f64::NAN, f64::INFINITY, NINF, -3.5];
+    for v in spoilers {
+        for (h, m) in [(2, 2), (1, 0), (0, 0), (3, 0), (3, 3)] {
+            assert_eq!(
+                Graph::from_weights(&with(weights(), h, m, v)),
+                Graph::from_weights(&weights()),
+                "weight {v} at [{h}][{m}]"
+            );
+            assert_eq!(
+                Graph::from_scores(&with(scores(), h, m, v)),
+                Graph::from_scores(&scores()),
+                "score {v} at [{h}][{m}]"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_zero_initialised_score_matrix_works() {
+    // A tensor made with zeros and then filled in on the arcs (what
+    // `torch.zeros` plus a scorer gives): its non-arcs hold score 0.
+    let zeros: Vec<Vec<f64>> = scores()
+        .into_iter()
+        .enumerate()
+        .map(|(h, r)| {
+            r.into_iter()
+                .enumerate()
+                .map(|(m, x)| if m == 0 || m == h { 0.0 } else { x })
+                .collect()
         })
-    );
-    // Self-loop with a finite score: its weight is e^0 = 1.
+        .collect();
+    let g = Graph::from_scores(&zeros).expect("zeros off the arcs are ignored");
+    assert_eq!(g, Graph::from_scores(&scores()).unwrap());
+    // Oracle: ln Z by enumerating every tree, against the matrix with -∞ off the arcs.
+    let clean = spantree_core::Matrix::from_fn(4, 4, |h, m| scores()[h][m]);
+    let model =
+        spantree_core::Model::new(spantree_faer::Accurate, &g, spantree_core::Rooting::Single)
+            .unwrap();
+    let want =
+        spantree_bruteforce::log_partition_from_scores(&clean, spantree_core::Rooting::Single);
+    // Tolerance: a few ulps of ln Z ≈ 2 for a 3-word graph.
+    assert!((model.log_partition().unwrap() - want).abs() < 1e-13);
+}
+
+#[test]
+fn errors_report_the_score_as_given() {
+    // An arc's +∞ score is reported as the score, not as a weight.
     assert_eq!(
-        Graph::from_scores(&with(scores(), 3, 3, 0.0)),
-        Err(Error::NonexistentArc {
-            arc: arc(3, 3),
-            value: 1.0
-        })
-    );
-    // An arc into the root.
-    assert_eq!(
-        Graph::from_weights(&with(weights(), 1, 0, 2.0)),
-        Err(Error::NonexistentArc {
-            arc: arc(1, 0),
-            value: 2.0
+        Graph::from_scores(&with(scores(), 1, 2, f64::INFINITY)),
+        Err(Error::Infinite {
+            arc: arc(1, 2),
+            what: "score",
+            value: f64::INFINITY
         })
     );
 }
@@ -206,4 +240,26 @@ fn labeled_inputs_are_checked_per_label() {
 
     let empty: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; 2]; 2];
     assert_eq!(Graph::from_labeled_weights(&empty), Err(Error::NoLabels));
+
+    // An empty cell on an arc names the arc.
+    let mut bad = rows.clone();
+    bad[2][3].clear();
+    assert_eq!(
+        Graph::from_labeled_weights(&bad),
+        Err(Error::LabelCount {
+            arc: arc(2, 3),
+            found: 0,
+            expected: 2
+        })
+    );
+
+    // Non-arc cells may have any length (empty, one value, too many): ignored.
+    let mut loose = rows.clone();
+    loose[0][0].clear();
+    loose[1][1] = vec![f64::NAN];
+    loose[2][0] = vec![1.0, 2.0, 3.0];
+    assert_eq!(
+        Graph::from_labeled_weights(&loose),
+        Graph::from_labeled_weights(&rows)
+    );
 }

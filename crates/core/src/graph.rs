@@ -3,8 +3,14 @@
 //! A graph over `n` words is given in the `(n+1) × (n+1)` layout: entry
 //! `[h][m]` is the arc `h → m`, node `0` is the root and `1..=n` are words.
 //! Column `0` (arcs into the root) and the diagonal (self-loops) do not exist:
-//! their weight must be `0` (score `-∞`). Labeled graphs give one value per
-//! label in every cell.
+//! whatever their cells hold (`0`, `-∞`, a parser's `-1e9` mask, even NaN, or
+//! in a labeled graph a cell of any length) is ignored, as SynJax does, so a
+//! zero-initialised or masked tensor is accepted as it is. Labeled graphs
+//! give one value per label in every arc's cell.
+//!
+//! Other layouts (torch-struct's `n × n` with root scores on the diagonal,
+//! SuPar's `[dependent][head]`) convert to this one with
+//! [`crate::layout::Layout`].
 
 use crate::error::{ArcRef, Error, NoTree, Result};
 use crate::scalar::{log_sum_exp, Scalar, Sign};
@@ -81,9 +87,10 @@ impl<W: Scalar> Graph<W> {
     ///
     /// # Errors
     /// [`Error::Empty`] for `n = 0`, [`Error::Shape`] for a row of the wrong
-    /// length, [`Error::NotANumber`], [`Error::Infinite`],
-    /// [`Error::NegativeWeight`], and [`Error::NonexistentArc`] for a non-zero
-    /// weight on the diagonal or in column `0`.
+    /// length, [`Error::NotANumber`], [`Error::Infinite`] and
+    /// [`Error::NegativeWeight`] for an arc's weight (the value as given).
+    /// The diagonal and column `0` are not arcs: whatever they hold is
+    /// ignored.
     ///
     /// ```
     /// use spantree_core::Graph;
@@ -100,10 +107,15 @@ impl<W: Scalar> Graph<W> {
     }
 
     /// A labeled graph from weights: `rows[h][m][ℓ]` is the weight of arc
-    /// `h → m` with label `ℓ`; every cell has the same number of labels.
+    /// `h → m` with label `ℓ`; every arc's cell has the same number of labels
+    /// (the cells of non-arcs may have any length, even `0`: they are
+    /// ignored). The label order of the library is `[h][m][ℓ]` here, as in
+    /// the command's input and output.
     ///
     /// # Errors
-    /// As [`Graph::from_weights`], plus [`Error::NoLabels`] and [`Error::LabelCount`].
+    /// As [`Graph::from_weights`], plus [`Error::NoLabels`] when arc `0 → 1`
+    /// has no label values and [`Error::LabelCount`] naming the first arc
+    /// whose cell has another length.
     pub fn from_labeled_weights<C: AsRef<[W]>, R: AsRef<[C]>>(rows: &[R]) -> Result<Self> {
         let (n, labels, values) = flatten_labeled(rows)?;
         Self::validated(n, labels, true, Potentials::Weights, values)
@@ -116,22 +128,32 @@ impl<W: Scalar> Graph<W> {
         potentials: Potentials,
         values: Vec<W>,
     ) -> Result<Self> {
-        let g = Graph {
+        let mut g = Graph {
             n,
             labels,
             labeled,
             potentials,
             values,
         };
+        let forbidden = match potentials {
+            Potentials::Weights => W::zero(),
+            Potentials::Scores => W::from_f64(f64::NEG_INFINITY),
+        };
         for h in 0..=n {
             for m in 0..=n {
                 for l in 0..labels {
+                    let i = g.index(h, m, l);
+                    if !exists(h, m) {
+                        // Not an arc: whatever the cell held is ignored.
+                        g.values[i] = forbidden.clone();
+                        continue;
+                    }
                     let arc = ArcRef {
                         head: h,
                         dependent: m,
                         label: labeled.then_some(l),
                     };
-                    g.check_value(arc, &g.values[g.index(h, m, l)])?;
+                    g.check_value(arc, &g.values[i])?;
                 }
             }
         }
@@ -158,9 +180,6 @@ impl<W: Scalar> Graph<W> {
                 if v.sign() == Sign::Negative {
                     return Err(Error::NegativeWeight { arc, value: x });
                 }
-                if !exists(arc.head, arc.dependent) && !v.is_zero() {
-                    return Err(Error::NonexistentArc { arc, value: x });
-                }
             }
             Potentials::Scores => {
                 if x.is_nan() {
@@ -171,12 +190,6 @@ impl<W: Scalar> Graph<W> {
                         arc,
                         what: "score",
                         value: x,
-                    });
-                }
-                if !exists(arc.head, arc.dependent) && x != f64::NEG_INFINITY {
-                    return Err(Error::NonexistentArc {
-                        arc,
-                        value: x.exp(),
                     });
                 }
             }
@@ -338,18 +351,20 @@ fn last_finished(n: usize, allowed: impl Fn(usize, usize) -> bool) -> usize {
 
 impl Graph<f64> {
     /// A graph from scores (log-potentials) in the `(n+1) × (n+1)` layout;
-    /// `-∞` forbids an arc and is the only value allowed on the diagonal and
-    /// in column `0`.
+    /// `-∞` forbids an arc. The diagonal and column `0` are not arcs and are
+    /// ignored whatever they hold, so a zero-initialised matrix with the
+    /// arcs filled in is accepted as it is. `O(n²)`.
     ///
     /// # Errors
-    /// [`Error::Empty`], [`Error::Shape`], [`Error::NotANumber`],
-    /// [`Error::Infinite`] for `+∞`, [`Error::NonexistentArc`].
+    /// [`Error::Empty`], [`Error::Shape`], [`Error::NotANumber`] and
+    /// [`Error::Infinite`] for an arc's score of `+∞` (the score as given).
     ///
     /// ```
     /// use spantree_core::Graph;
-    /// let ninf = f64::NEG_INFINITY;
-    /// let g = Graph::from_scores(&[[ninf, 0.5, -1.0], [ninf, ninf, 2.0], [ninf, 0.0, ninf]]).unwrap();
+    /// // Zeros on the diagonal and in column 0 (a zero-initialised tensor): ignored.
+    /// let g = Graph::from_scores(&[[0.0, 0.5, -1.0], [0.0, 0.0, 2.0], [0.0, -1e9, 0.0]]).unwrap();
     /// assert!(g.is_allowed(1, 2));
+    /// assert!(!g.is_allowed(1, 1));
     /// ```
     pub fn from_scores<R: AsRef<[f64]>>(rows: &[R]) -> Result<Self> {
         let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
@@ -360,7 +375,8 @@ impl Graph<f64> {
         Self::validated(n, 1, false, Potentials::Scores, values)
     }
 
-    /// A labeled graph from scores: `rows[h][m][ℓ]`.
+    /// A labeled graph from scores: `rows[h][m][ℓ]`, with the conventions of
+    /// [`Graph::from_labeled_weights`] (non-arc cells ignored, of any length).
     ///
     /// # Errors
     /// As [`Graph::from_scores`], plus [`Error::NoLabels`] and [`Error::LabelCount`].
@@ -407,7 +423,9 @@ fn flatten_labeled<W: Clone, C: AsRef<[W]>, R: AsRef<[C]>>(
     rows: &[R],
 ) -> Result<(usize, usize, Vec<W>)> {
     let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
-    let labels = rows[0].as_ref()[0].as_ref().len();
+    // The first arc, 0 → 1, sets the label count (`n ≥ 1` here).
+    let first = rows[0].as_ref()[1].as_ref();
+    let labels = first.len();
     if labels == 0 {
         return Err(Error::NoLabels);
     }
@@ -415,6 +433,11 @@ fn flatten_labeled<W: Clone, C: AsRef<[W]>, R: AsRef<[C]>>(
     for (h, row) in rows.iter().enumerate() {
         for (m, cell) in row.as_ref().iter().enumerate() {
             let cell = cell.as_ref();
+            if !exists(h, m) {
+                // Ignored whatever it holds: any stand-in of the right length.
+                values.extend(std::iter::repeat_n(first[0].clone(), labels));
+                continue;
+            }
             if cell.len() != labels {
                 return Err(Error::LabelCount {
                     arc: ArcRef {

@@ -34,6 +34,7 @@
 //! | what | where |
 //! |---|---|
 //! | graphs, validation, `Z = 0` decided combinatorially | [`graph`] |
+//! | the layouts of other parsers (torch-struct, SuPar) | [`layout`] |
 //! | the Laplacians and how arcs enter them | [`laplacian`] |
 //! | engines: preparation, [`Dense`] and [`Eliminated`] factors | [`engine`], [`elimination`] |
 //! | the model: `Z`, `ln Z`, marginals, `∇Z` | [`model`] |
@@ -89,6 +90,7 @@ pub mod gradient;
 pub mod graph;
 pub mod information;
 pub mod laplacian;
+pub mod layout;
 pub mod linalg;
 pub mod matrix;
 #[doc = include_str!("../docs/mathematics.md")]
@@ -105,8 +107,20 @@ pub use error::{ArcRef, Error, Inaccuracy, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;
 pub use graph::{Graph, Potentials, Rooting};
 pub use information::{Divergence, GradientPair};
+pub use layout::Layout;
 pub use matrix::Matrix;
 pub use model::{arc_marginals, log_partition, Model};
 pub use scalar::{log_sum_exp, FromScore, Scalar, Sign, Transcendental};
 pub use second_order::SecondOrder;
 pub use tree::{Tree, TreeDefect};
+
+/// This crate's README, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+/// The workspace README's library snippet, compiled and run as a doctest
+/// (in the workspace only: the packaged crate does not carry that file).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct WorkspaceReadmeDoctests;
