@@ -12,6 +12,9 @@ use spantree_core::{Divergence, GradientPair, Model, PerLabel, Result, Transcend
 
 use crate::backend::Backend;
 
+/// A function of two distributions `p` and `q` on the same graph shape.
+pub type PairFn<B, T> = fn(&Model<B>, &Model<B>) -> Result<T>;
+
 /// The information-theoretic quantities of a backend whose numbers have
 /// `ln` and `exp`, as plain function pointers over [`Model`] (each the
 /// library method of the same name; costs and errors as there).
@@ -21,11 +24,11 @@ pub struct Information<B: Backend> {
     /// [`Model::grad_entropy`], `O(n³)`.
     pub grad_entropy: fn(&Model<B>) -> Result<PerLabel<B::Scalar>>,
     /// [`Model::cross_entropy`] of `q` (second argument) relative to `p`.
-    pub cross_entropy: fn(&Model<B>, &Model<B>) -> Result<Divergence<B::Scalar>>,
+    pub cross_entropy: PairFn<B, Divergence<<B as spantree_core::Engine>::Scalar>>,
     /// [`Model::kl_divergence`] `KL(p ‖ q)`.
-    pub kl: fn(&Model<B>, &Model<B>) -> Result<Divergence<B::Scalar>>,
+    pub kl: PairFn<B, Divergence<<B as spantree_core::Engine>::Scalar>>,
     /// [`Model::grad_kl_divergence`], with respect to the scores of `p` and `q`.
-    pub grad_kl: fn(&Model<B>, &Model<B>) -> Result<GradientPair<B::Scalar>>,
+    pub grad_kl: PairFn<B, GradientPair<<B as spantree_core::Engine>::Scalar>>,
     /// [`Model::renyi_entropy`] of order `α`.
     pub renyi: fn(&Model<B>, f64) -> Result<B::Scalar>,
     /// [`Model::lp_norm`] of order `k`.

@@ -29,7 +29,12 @@ use spantree_core::{Divergence, Error, Graph, Matrix, Model, Rooting, Scalar};
 
 /// A failed batch item: `(item, kind, message, arc)`, the arc as
 /// `(head, dependent, label)` when the error names one.
-type Failure = (usize, &'static str, String, Option<(usize, usize, Option<usize>)>);
+type Failure = (
+    usize,
+    &'static str,
+    String,
+    Option<(usize, usize, Option<usize>)>,
+);
 
 /// The values of one request over a batch, flat in row-major order with
 /// padding, as `f64` or (exact backend) as rational strings.
@@ -541,7 +546,12 @@ impl Batch {
         let item_shape = self.shape.item(ask.rank());
         let seed: Option<Vec<f64>> = match seed {
             Some(s) => {
-                let want = [self.shape.items, self.shape.side, self.shape.side, self.shape.labels];
+                let want = [
+                    self.shape.items,
+                    self.shape.side,
+                    self.shape.side,
+                    self.shape.labels,
+                ];
                 if s.shape() != want {
                     return Err(PyValueError::new_err((
                         "shape",
