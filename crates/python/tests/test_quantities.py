@@ -32,6 +32,11 @@ def test_first_order_quantities(backend, rooting):
         np.testing.assert_allclose(d.grad_entropy(), b.grad_entropy(), **TOL)
         np.testing.assert_allclose(d.renyi(2.0), b.renyi(2.0), **TOL)
         np.testing.assert_allclose(d.lp_norm(3.0), b.lp_norm(3.0), **TOL)
+        kw = dict(rooting=rooting, backend=backend)
+        np.testing.assert_allclose(spantree.renyi(s, 0.5, **kw), b.renyi(0.5), **TOL)
+        np.testing.assert_allclose(spantree.lp_norm(s, 0.5, **kw), b.lp_norm(0.5), **TOL)
+        np.testing.assert_allclose(spantree.entropy(s, **kw), b.entropy(), **TOL)
+        np.testing.assert_allclose(spantree.partition(s, **kw), float(b.z), rtol=1e-10)
 
 
 @pytest.mark.parametrize("rooting", ROOTINGS)

@@ -298,10 +298,10 @@ def _split(values, single):
 
 def _one_shot(name, doc):
     def f(scores, n_words=None, *, rooting="single", backend="accurate", threads=1,
-          labeled=None, errors="raise", **param):
+          labeled=None, errors="raise"):
         d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend,
                              threads=threads, labeled=labeled, errors=errors)
-        return getattr(d, name)(**param)
+        return getattr(d, name)()
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -333,8 +333,23 @@ partition = _one_shot("partition", TreeDistribution.partition.__doc__)
 marginals = _one_shot("marginals", TreeDistribution.marginals.__doc__)
 entropy = _one_shot("entropy", TreeDistribution.entropy.__doc__)
 grad_entropy = _one_shot("grad_entropy", TreeDistribution.grad_entropy.__doc__)
-renyi = _one_shot("renyi", TreeDistribution.renyi.__doc__)
-lp_norm = _one_shot("lp_norm", TreeDistribution.lp_norm.__doc__)
+
+
+def renyi(scores, alpha, n_words=None, *, rooting="single", backend="accurate", threads=1,
+          labeled=None, errors="raise"):
+    """One-shot form of ``TreeDistribution(scores, n_words, ...).renyi(alpha)``."""
+    d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
+                         labeled=labeled, errors=errors)
+    return d.renyi(alpha)
+
+
+def lp_norm(scores, k, n_words=None, *, rooting="single", backend="accurate", threads=1,
+            labeled=None, errors="raise"):
+    """One-shot form of ``TreeDistribution(scores, n_words, ...).lp_norm(k)``."""
+    d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
+                         labeled=labeled, errors=errors)
+    return d.lp_norm(k)
+
 cross_entropy = _two_shot("cross_entropy", TreeDistribution.cross_entropy.__doc__)
 kl = _two_shot("kl", TreeDistribution.kl.__doc__)
 grad_kl = _two_shot("grad_kl", TreeDistribution.grad_kl.__doc__)
