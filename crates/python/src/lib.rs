@@ -36,6 +36,9 @@ type Failure = (
     Option<(usize, usize, Option<usize>)>,
 );
 
+/// One answered question for Python: `(values, item_shape, failures)`.
+type Asked = (Py<PyAny>, Vec<usize>, Vec<Failure>);
+
 /// The values of one request over a batch, flat in row-major order with
 /// padding, as `f64` or (exact backend) as rational strings.
 enum Flat {
@@ -145,13 +148,16 @@ trait AnyBatch: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     /// The items that failed to build.
     fn failures(&self) -> Vec<Failure>;
+    /// Every question of `asks` of every item, in one pass over the items
+    /// (each item answers all its questions while its factorisation is in
+    /// cache); one `(values, failures)` per question.
     fn ask(
         &self,
-        ask: Ask,
+        asks: &[Ask],
         other: Option<&dyn AnyBatch>,
         seed: Option<&[f64]>,
         threads: usize,
-    ) -> Result<(Flat, Vec<Failure>), String>;
+    ) -> Result<Vec<(Flat, Vec<Failure>)>, String>;
 }
 
 struct Models<B: Backend> {
@@ -298,11 +304,11 @@ impl<B: Backend> AnyBatch for Models<B> {
 
     fn ask(
         &self,
-        ask: Ask,
+        asks: &[Ask],
         other: Option<&dyn AnyBatch>,
         seed: Option<&[f64]>,
         threads: usize,
-    ) -> Result<(Flat, Vec<Failure>), String> {
+    ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
         let other = match other {
             Some(o) => Some(
                 o.as_any()
@@ -320,21 +326,47 @@ impl<B: Backend> AnyBatch for Models<B> {
                 ));
             }
         }
-        let block: usize = self.shape.item(ask.rank()).iter().product();
+        let blocks: Vec<usize> = asks
+            .iter()
+            .map(|a| self.shape.item(a.rank()).iter().product())
+            .collect();
+        let seed_block = self.shape.side * self.shape.side * self.shape.labels;
         let answers = run(threads, self.items.len(), |i| {
-            let model = self.items[i].as_ref().map_err(Clone::clone)?;
-            let q = match other {
-                Some(o) => Some(o.items[i].as_ref().map_err(Clone::clone)?),
-                None => None,
-            };
-            let seed = seed.map(|s| &s[i * block..(i + 1) * block]);
-            self.answer(ask, model, q, seed)
+            let model = self.items[i].as_ref().map_err(Clone::clone);
+            let q = other.map(|o| o.items[i].as_ref().map_err(Clone::clone));
+            let seed = seed.map(|s| &s[i * seed_block..(i + 1) * seed_block]);
+            asks.iter()
+                .map(|&ask| {
+                    let model = model.clone()?;
+                    let q = q.clone().transpose()?;
+                    self.answer(ask, model, q, seed)
+                })
+                .collect::<Vec<_>>()
         })?;
+        Ok(asks
+            .iter()
+            .enumerate()
+            .map(|(k, _)| self.flatten(answers.iter().map(|a| &a[k]), blocks[k]))
+            .collect())
+    }
+}
+
+impl<B: Backend> Models<B> {
+    /// The answers to one question, laid out flat with padding.
+    fn flatten<'a>(
+        &self,
+        answers: impl ExactSizeIterator<Item = &'a Result<Answer<B::Scalar>, Error>>,
+        block: usize,
+    ) -> (Flat, Vec<Failure>)
+    where
+        B: 'a,
+    {
         let mut failures = Vec::new();
         let shape = self.shape;
+        let count = answers.len();
         let flat = if B::EXACT {
-            let mut out = vec!["0".to_owned(); block * answers.len()];
-            for (i, (a, chunk)) in answers.iter().zip(out.chunks_mut(block)).enumerate() {
+            let mut out = vec!["0".to_owned(); block * count];
+            for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
                 match a {
                     Ok(a) => lay_out(
                         a,
@@ -348,8 +380,8 @@ impl<B: Backend> AnyBatch for Models<B> {
             }
             Flat::Exact(out)
         } else {
-            let mut out = vec![0.0; block * answers.len()];
-            for (i, (a, chunk)) in answers.iter().zip(out.chunks_mut(block)).enumerate() {
+            let mut out = vec![0.0; block * count];
+            for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
                 match a {
                     Ok(a) => lay_out(a, shape, chunk, &|x: &B::Scalar| x.to_f64(), &|x| x),
                     Err(e) => {
@@ -361,7 +393,7 @@ impl<B: Backend> AnyBatch for Models<B> {
             }
             Flat::Float(out)
         };
-        Ok((flat, failures))
+        (flat, failures)
     }
 }
 
@@ -526,24 +558,27 @@ impl Batch {
         self.failures.clone()
     }
 
-    /// One quantity of every item: `(values, item_shape, failures)`, values
+    /// Quantities of every item, in one pass over the items: for each
+    /// `(name, param)` of `asks`, `(values, item_shape, failures)`, values
     /// flat (float64 array, or a list of rational strings on the exact
     /// backend), padded with exact zeros, NaN for failed items.
-    #[pyo3(signature = (name, param=0.0, other=None, seed=None, threads=1))]
+    #[pyo3(signature = (asks, other=None, seed=None, threads=1))]
     fn ask<'py>(
         &self,
         py: Python<'py>,
-        name: &str,
-        param: f64,
+        asks: Vec<(String, f64)>,
         other: Option<PyRef<'py, Batch>>,
         seed: Option<PyReadonlyArray4<'py, f64>>,
         threads: usize,
-    ) -> PyResult<(Py<PyAny>, Vec<usize>, Vec<Failure>)> {
-        let (ask, quantity) = Ask::parse(name, param)?;
-        if let Some(q) = quantity {
-            q.check(self.backend).map_err(usage)?;
+    ) -> PyResult<Vec<Asked>> {
+        let mut parsed = Vec::with_capacity(asks.len());
+        for (name, param) in &asks {
+            let (ask, quantity) = Ask::parse(name, *param)?;
+            if let Some(q) = quantity {
+                q.check(self.backend).map_err(usage)?;
+            }
+            parsed.push(ask);
         }
-        let item_shape = self.shape.item(ask.rank());
         let seed: Option<Vec<f64>> = match seed {
             Some(s) => {
                 let want = [
@@ -563,14 +598,21 @@ impl Batch {
             None => None,
         };
         let other_inner = other.as_ref().map(|o| &*o.inner);
-        let (flat, failures) = py
-            .detach(|| self.inner.ask(ask, other_inner, seed.as_deref(), threads))
+        let results = py
+            .detach(|| {
+                self.inner
+                    .ask(&parsed, other_inner, seed.as_deref(), threads)
+            })
             .map_err(|e| PyValueError::new_err(("mismatch", e)))?;
-        let values = match flat {
-            Flat::Float(v) => PyArray1::from_vec(py, v).into_any().unbind(),
-            Flat::Exact(v) => v.into_pyobject(py)?.into_any().unbind(),
-        };
-        Ok((values, item_shape, failures))
+        let mut out = Vec::with_capacity(results.len());
+        for (ask, (flat, failures)) in parsed.iter().zip(results) {
+            let values = match flat {
+                Flat::Float(v) => PyArray1::from_vec(py, v).into_any().unbind(),
+                Flat::Exact(v) => v.into_pyobject(py)?.into_any().unbind(),
+            };
+            out.push((values, self.shape.item(ask.rank()), failures));
+        }
+        Ok(out)
     }
 }
 

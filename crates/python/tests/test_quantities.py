@@ -138,3 +138,18 @@ def test_marginals_of_each_word_sum_to_one_at_n_36():
     s = random_scores(np.random.default_rng(6), 36, forbid=0.3)
     mu = spantree.marginals(np.stack([s, s]), threads=2)
     np.testing.assert_allclose(mu[:, :, 1:].sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_compute_equals_the_methods():
+    gs = graphs(21, sizes=(3, 2, 4))
+    from oracle import pad
+
+    scores, n_words = pad(gs)
+    d = spantree.TreeDistribution(scores, n_words)
+    r = d.compute("log_partition", "entropy", "grad_entropy", ("renyi", 2.0))
+    np.testing.assert_array_equal(r["entropy"], d.entropy())
+    np.testing.assert_array_equal(r["grad_entropy"], d.grad_entropy())
+    for i, g in enumerate(gs):
+        b = Brute(g)
+        np.testing.assert_allclose(r["log_partition"][i], b.log_z(), **TOL)
+        np.testing.assert_allclose(r["renyi"][i], b.renyi(2.0), **TOL)
