@@ -11,7 +11,8 @@ graphs are ``[B, N+1, N+1, L]`` (or ``[n+1, n+1, L]`` with
 ``labeled=True``).
 
 >>> import numpy as np, spantree
->>> s = np.log(np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float))
+>>> w = np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float)  # 0 forbids an arc
+>>> s = np.log(w, where=w > 0, out=np.full(w.shape, -np.inf))
 >>> round(float(np.exp(spantree.log_partition(s, rooting="multi"))), 9)
 13.0
 
@@ -240,7 +241,8 @@ class TreeDistribution:
         or ``("renyi", alpha)``/``("lp_norm", k)``; returns a dict by name.
 
         >>> import numpy as np, spantree
-        >>> s = np.log(np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float))
+        >>> w = np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float)  # 0 forbids an arc
+>>> s = np.log(w, where=w > 0, out=np.full(w.shape, -np.inf))
         >>> r = spantree.TreeDistribution(s, rooting="multi").compute("entropy", "marginals")
         >>> sorted(r), r["marginals"].shape
         (['entropy', 'marginals'], (3, 3))
