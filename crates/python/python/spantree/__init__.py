@@ -242,7 +242,7 @@ class TreeDistribution:
 
         >>> import numpy as np, spantree
         >>> w = np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float)  # 0 forbids an arc
->>> s = np.log(w, where=w > 0, out=np.full(w.shape, -np.inf))
+        >>> s = np.log(w, where=w > 0, out=np.full(w.shape, -np.inf))
         >>> r = spantree.TreeDistribution(s, rooting="multi").compute("entropy", "marginals")
         >>> sorted(r), r["marginals"].shape
         (['entropy', 'marginals'], (3, 3))
