@@ -3,13 +3,36 @@
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test prerequisites
+.PHONY: demo test python-test prerequisites
+
+# The Python package is built into and tested from a virtual environment in
+# the repository (git-ignored); `make test` creates it and installs what it
+# lacks from PyPI (crates/python/requirements-test.txt).
+VENV := .venv
+PY := $(VENV)/bin/python
+WHEELS := $(VENV)/wheels
 
 demo: prerequisites
 	cargo run --release -p spantree-cli -- demo
 
 test: prerequisites
 	cargo test --workspace
+	$(MAKE) python-test
+
+$(VENV)/installed: crates/python/requirements-test.txt
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q -r crates/python/requirements-test.txt
+	@touch $@
+
+# Builds the abi3 wheel, installs it, runs pytest. Exit status 5 (no test
+# collected) is not a failure.
+python-test: $(VENV)/installed
+	rm -rf $(WHEELS)
+	cd crates/python && ../../$(VENV)/bin/maturin build --quiet -o ../../$(WHEELS)
+	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELS)/spantree-*.whl
+	cargo build --quiet -p spantree-cli
+	SPANTREE_BIN=$${CARGO_TARGET_DIR:-target}/debug/spantree $(PY) -m pytest -q crates/python/tests; \
+	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 
 prerequisites:
 	@command -v m4 >/dev/null || { \

@@ -11,6 +11,7 @@ use spantree_core::{Engine, Error, Graph, Model, Numerical, Rooting, Scalar, Tra
 
 use crate::error::UsageError;
 use crate::record::{eval_logarithmic, LogEval};
+use crate::typed::Information;
 
 /// A backend by its name on the command line (`--backend`) and in the
 /// output's `"backend"` field.
@@ -187,6 +188,14 @@ pub trait Backend: Engine {
         None
     }
 
+    /// The typed information-theoretic quantities ([`Information`]), or
+    /// `None` when the scalar has no logarithms (exact rationals): the same
+    /// capability as [`Backend::logarithms`], for front ends that want
+    /// numbers rather than JSON.
+    fn information() -> Option<Information<Self>> {
+        None
+    }
+
     /// The model of a graph given by weights in the backend's scalar.
     ///
     /// # Errors
@@ -263,6 +272,9 @@ macro_rules! float_backend {
             }
             fn logarithms() -> Option<LogEval<Self>> {
                 logarithmic::<Self>()
+            }
+            fn information() -> Option<Information<Self>> {
+                Some(Information::new())
             }
             fn weights_model(&self, graph: &Graph<f64>, rooting: Rooting) -> Result<Model<Self>, Error> {
                 Model::new(*self, graph, rooting)

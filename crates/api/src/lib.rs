@@ -15,6 +15,8 @@
 //! * [`input`]: one JSON record to a validated `Graph` and typed fields;
 //! * [`record`]: a checked [`Request`], and one record to one result or
 //!   error record;
+//! * [`typed`]: the information-theoretic quantities as numbers rather
+//!   than JSON, for the Python bindings ([`typed::Information`]);
 //! * [`batch`]: chunked, parallel (rayon), order-keeping execution of a stream
 //!   of records;
 //! * [`error`]: [`UsageError`] (a request that cannot run) and [`LineError`]
@@ -43,6 +45,7 @@ pub mod error;
 pub mod input;
 pub mod quantity;
 pub mod record;
+pub mod typed;
 
 pub use algorithm::{AlgorithmChoice, Algorithms};
 pub use backend::{parse_rooting, Backend, BackendKind, WithBackend};

@@ -1,0 +1,391 @@
+"""spantree: inference over distributions of spanning trees (non-projective
+dependency trees) from Python.
+
+Scores are float64 arrays ``[B, N+1, N+1]`` indexed ``[head, dependent]``,
+node 0 the root, ``-inf`` for forbidden arcs; the diagonal and column 0 are
+not arcs and must hold ``-inf``. ``n_words`` (``int[B]``) gives each
+sentence's length for ragged batches: entries beyond ``n_words[b] + 1`` are
+ignored, and outputs are padded there with exact zeros. A single graph
+``[n+1, n+1]`` is accepted too (results without the batch axis), and labeled
+graphs are ``[B, N+1, N+1, L]`` (or ``[n+1, n+1, L]`` with
+``labeled=True``).
+
+>>> import numpy as np, spantree
+>>> w = np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float)  # 0 forbids an arc
+>>> s = np.log(w, where=w > 0, out=np.full(w.shape, -np.inf))
+>>> round(float(np.exp(spantree.log_partition(s, rooting="multi"))), 9)
+13.0
+
+``TreeDistribution`` factorises once and answers many questions; the
+functions of the same names are one-shot wrappers with the same keywords.
+``spantree.torch`` (needs PyTorch) has the differentiable ops.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional
+
+import numpy as np
+
+from ._errors import (
+    DivergenceError,
+    InputError,
+    NoTreeError,
+    NumericalError,
+    SpantreeError,
+    UsageError,
+    error_of,
+)
+from ._adapters import from_supar, from_torch_struct, to_supar, to_torch_struct
+from ._spantree import Batch as _Batch
+from ._spantree import backends as _backends
+
+__all__ = [
+    "TreeDistribution",
+    "log_partition",
+    "partition",
+    "marginals",
+    "entropy",
+    "grad_entropy",
+    "renyi",
+    "lp_norm",
+    "cross_entropy",
+    "kl",
+    "grad_kl",
+    "marginals_vjp",
+    "backends",
+    "from_torch_struct",
+    "to_torch_struct",
+    "from_supar",
+    "to_supar",
+    "SpantreeError",
+    "InputError",
+    "NoTreeError",
+    "DivergenceError",
+    "NumericalError",
+    "UsageError",
+]
+
+
+def backends() -> dict:
+    """The backends by name, with one line of help each."""
+    return dict(_backends())
+
+
+def _native_error(e: ValueError) -> SpantreeError:
+    if len(e.args) == 2 and all(isinstance(a, str) for a in e.args):
+        return error_of(e.args[0], e.args[1])
+    return UsageError("usage", str(e))
+
+
+class TreeDistribution:
+    """A batch of spanning-tree distributions, validated and factorised
+    once, that answers many questions (each ``O(n^3)`` per sentence).
+
+    Parameters
+    ----------
+    scores : array ``[B, N+1, N+1]``, ``[N+1, N+1]`` (one graph) or
+        ``[B, N+1, N+1, L]`` (labeled); ``[head, dependent]``, 0 the root,
+        ``-inf`` forbids an arc. float64 (other real dtypes are converted).
+    n_words : ``int[B]`` or None (every sentence has ``N`` words).
+    rooting : ``"single"`` (one word attaches to the root) or ``"multi"``.
+    backend : ``"accurate"`` (default), ``"f64"``, ``"log"`` or ``"exact"``
+        (see ``spantree.backends()``). ``"exact"`` computes with exact
+        rationals from the exact values of the float64 weights
+        ``exp(score)`` and returns ``fractions.Fraction``; it has no
+        logarithms, so the entropy-type quantities raise ``UsageError``.
+    threads : worker threads per call; 1 (default) computes in the calling
+        thread (safe in forked data loaders), 0 uses all cores.
+    labeled : whether the last axis holds labels; by default 4-D input is
+        labeled and 2-D/3-D input is not.
+    errors : ``"raise"`` (default): a bad item raises its exception (the
+        first bad item, by index), naming the item and the arc; nothing is
+        returned. ``"return"``: every method returns ``(values, errors)``,
+        ``errors`` a list with ``None`` or the exception of each item, and
+        failed items hold NaN (``None`` on the exact backend); good items
+        are computed as if alone.
+
+    Raises
+    ------
+    InputError, NoTreeError : a bad item, with ``errors="raise"``.
+    UsageError : an unknown backend or rooting, or arrays of a wrong shape.
+    """
+
+    def __init__(
+        self,
+        scores,
+        n_words=None,
+        *,
+        rooting: str = "single",
+        backend: str = "accurate",
+        threads: int = 1,
+        labeled: Optional[bool] = None,
+        errors: str = "raise",
+    ):
+        if errors not in ("raise", "return"):
+            raise UsageError("usage", f'errors must be "raise" or "return", got {errors!r}')
+        if threads < 0:
+            raise UsageError("usage", f"threads must be >= 0 (0: all cores), got {threads}")
+        scores = np.asarray(scores, dtype=np.float64)
+        if labeled is None:
+            labeled = scores.ndim == 4
+        single = scores.ndim == (3 if labeled else 2)
+        if single:
+            scores = scores[None]
+        if scores.ndim != (4 if labeled else 3):
+            raise UsageError(
+                "shape",
+                "scores must be [B, N+1, N+1] or [N+1, N+1] "
+                "([B, N+1, N+1, L] or [N+1, N+1, L] when labeled), "
+                f"got shape {scores.shape}",
+            )
+        if not labeled:
+            scores = scores[..., None]
+        items, side = scores.shape[0], scores.shape[1]
+        if n_words is None:
+            n_words = [side - 1] * items
+        else:
+            n_words = np.atleast_1d(np.asarray(n_words))
+            if n_words.ndim != 1 or len(n_words) != items:
+                raise UsageError(
+                    "shape", f"n_words must hold {items} lengths, got shape {n_words.shape}"
+                )
+            if np.any(n_words < 0):
+                raise UsageError("shape", f"n_words must be >= 0, got {n_words.tolist()}")
+            n_words = [int(n) for n in n_words]
+        try:
+            self._batch = _Batch(
+                np.ascontiguousarray(scores), n_words, labeled, rooting, backend, threads
+            )
+        except ValueError as e:
+            raise _native_error(e) from None
+        self._single = single
+        self._errors = errors
+        self._threads = threads
+        self.n_words = np.asarray(n_words, dtype=np.int64)
+        self.rooting = rooting
+        self.backend = self._batch.backend
+        self.labeled = labeled
+        self._build_errors = [_item_error(f) for f in self._batch.failures]
+        if errors == "raise" and self._build_errors:
+            raise self._build_errors[0]
+
+    def __len__(self) -> int:
+        return self._batch.shape[0]
+
+    def __repr__(self) -> str:
+        b, side, labels, labeled = self._batch.shape
+        lab = f", {labels} labels" if labeled else ""
+        return (
+            f"TreeDistribution({b} graphs of up to {side - 1} words{lab}, "
+            f"rooting={self.rooting!r}, backend={self.backend!r})"
+        )
+
+    def _ask(self, name, param=0.0, other=None, seed=None):
+        return self._ask_many([(name, float(param))], other, seed)[0]
+
+    def _ask_many(self, asks, other=None, seed=None):
+        if other is not None and not isinstance(other, TreeDistribution):
+            raise UsageError("usage", "q must be a TreeDistribution (or use the one-shot function)")
+        if seed is not None:
+            seed = np.asarray(seed, dtype=np.float64)
+            if self._single:
+                seed = seed[None]
+            if not self.labeled:
+                seed = seed[..., None]
+            seed = np.ascontiguousarray(seed)
+        try:
+            answers = self._batch.ask(
+                asks, None if other is None else other._batch, seed, self._threads
+            )
+        except ValueError as e:
+            raise _native_error(e) from None
+        return [self._convert(name, *answer) for (name, _), answer in zip(asks, answers)]
+
+    def _convert(self, name, values, item_shape, failures):
+        shape = (len(self), *item_shape)
+        errors = [None] * len(self)
+        for f in failures:
+            errors[f[0]] = _item_error(f)
+        if self._batch.exact and name == "log_partition":
+            # ln Z is a float on every backend (its text is the f64's repr).
+            out = np.array([float(v) for v in values]).reshape(shape)
+        elif self._batch.exact:
+            out = np.empty(len(values), dtype=object)
+            out[:] = [Fraction(v) for v in values]
+            out = out.reshape(shape)
+            for i, e in enumerate(errors):
+                if e is not None:
+                    out[i] = None
+        else:
+            out = np.asarray(values).reshape(shape)
+        if self._errors == "raise":
+            for e in errors:
+                if e is not None:
+                    raise e
+        if self._single:
+            out = out[0]
+            if isinstance(out, np.floating):
+                out = float(out)
+        if self._errors == "return":
+            return out, errors[0:1] if self._single else errors
+        return out
+
+    def compute(self, *quantities):
+        """Several quantities in one pass over the batch, each sentence
+        answering all of them while its factorisation is in cache (faster
+        than one method call per quantity on large batches). ``quantities``
+        are names of the methods without arguments (``"log_partition"``,
+        ``"marginals"``, ``"entropy"``, ``"grad_entropy"``, ``"partition"``)
+        or ``("renyi", alpha)``/``("lp_norm", k)``; returns a dict by name.
+
+        >>> import numpy as np, spantree
+        >>> w = np.array([[0, 1, 2], [0, 0, 3], [0, 4, 0]], dtype=float)  # 0 forbids an arc
+        >>> s = np.log(w, where=w > 0, out=np.full(w.shape, -np.inf))
+        >>> r = spantree.TreeDistribution(s, rooting="multi").compute("entropy", "marginals")
+        >>> sorted(r), r["marginals"].shape
+        (['entropy', 'marginals'], (3, 3))
+        """
+        asks = []
+        for q in quantities:
+            name, param = (q, 0.0) if isinstance(q, str) else (q[0], float(q[1]))
+            if name not in ("log_partition", "partition", "marginals", "entropy",
+                            "grad_entropy", "renyi", "lp_norm"):
+                raise UsageError("unknown_quantity", f"compute() cannot give {name!r}")
+            asks.append((name, param))
+        values = self._ask_many(asks)
+        return {name: v for (name, _), v in zip(asks, values)}
+
+    def log_partition(self):
+        """``ln Z``, ``Z = sum over trees d of prod_{arcs e in d} exp(score_e)``
+        (matrix-tree theorem, Koo et al. 2007). A float on every backend."""
+        return self._ask("log_partition")
+
+    def partition(self):
+        """``Z`` itself: ``fractions.Fraction`` on the exact backend, a float
+        (which may overflow to ``inf``) elsewhere."""
+        return self._ask("partition")
+
+    def marginals(self):
+        """``P(h -> m in the tree)`` in the input layout (per label on labeled
+        input), 0 on non-arcs: the gradient of ``ln Z``."""
+        return self._ask("marginals")
+
+    def entropy(self):
+        """Shannon entropy ``H(p) = -sum_d p(d) ln p(d)`` in nats."""
+        return self._ask("entropy")
+
+    def grad_entropy(self):
+        """``dH/dscores``, hand-written reverse mode, ``O(n^3)``."""
+        return self._ask("grad_entropy")
+
+    def renyi(self, alpha: float):
+        """Renyi entropy ``ln(sum_d p(d)^alpha) / (1 - alpha)``, ``alpha >= 0``."""
+        return self._ask("renyi", float(alpha))
+
+    def lp_norm(self, k: float):
+        """``(sum_d p(d)^k)^(1/k)``, ``k > 0``."""
+        return self._ask("lp_norm", float(k))
+
+    def cross_entropy(self, q: "TreeDistribution"):
+        """``H(p, q) = -sum_d p(d) ln q(d)``; ``+inf`` where ``p`` uses an arc
+        ``q`` forbids. ``q`` has the same shape, rooting and backend."""
+        return self._ask("cross_entropy", other=q)
+
+    def kl(self, q: "TreeDistribution"):
+        """``KL(p || q) = sum_d p(d) ln(p(d) / q(d))``; ``+inf`` where ``p``
+        uses an arc ``q`` forbids."""
+        return self._ask("kl", other=q)
+
+    def grad_kl(self, q: "TreeDistribution"):
+        """``(dKL/dscores_p, dKL/dscores_q)``; ``DivergenceError`` where
+        ``KL = +inf``."""
+        out = self._ask("grad_kl", other=q)
+        if self._errors == "return":
+            values, errors = out
+            return _split(values, self._single), errors
+        return _split(out, self._single)
+
+    def marginals_vjp(self, seed):
+        """``v_f = sum_e seed_e d(marginal_e)/d(score_f)``: a Hessian-vector
+        product of ``ln Z`` (``seed`` in the layout of the scores),
+        ``O(n^3)``."""
+        return self._ask("marginals_vjp", seed=seed)
+
+
+def _item_error(failure):
+    item, kind, message, arc = failure
+    return error_of(kind, message, item, arc)
+
+
+def _split(values, single):
+    axis = 0 if single else 1
+    return np.take(values, 0, axis=axis), np.take(values, 1, axis=axis)
+
+
+def _one_shot(name, doc):
+    def f(scores, n_words=None, *, rooting="single", backend="accurate", threads=1,
+          labeled=None, errors="raise"):
+        d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend,
+                             threads=threads, labeled=labeled, errors=errors)
+        return getattr(d, name)()
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"{doc}\n\nOne-shot form of ``TreeDistribution(scores, n_words, ...).{name}()``; "
+        "keywords as ``TreeDistribution``."
+    )
+    return f
+
+
+def _two_shot(name, doc):
+    def f(p_scores, q_scores, n_words=None, *, rooting="single", backend="accurate",
+          threads=1, labeled=None, errors="raise"):
+        kw = dict(rooting=rooting, backend=backend, threads=threads, labeled=labeled,
+                  errors=errors)
+        p = TreeDistribution(p_scores, n_words, **kw)
+        q = TreeDistribution(q_scores, n_words, **kw)
+        return getattr(p, name)(q)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"{doc}\n\nOne-shot form of ``TreeDistribution(p_scores, ...).{name}("
+        "TreeDistribution(q_scores, ...))``."
+    )
+    return f
+
+
+log_partition = _one_shot("log_partition", TreeDistribution.log_partition.__doc__)
+partition = _one_shot("partition", TreeDistribution.partition.__doc__)
+marginals = _one_shot("marginals", TreeDistribution.marginals.__doc__)
+entropy = _one_shot("entropy", TreeDistribution.entropy.__doc__)
+grad_entropy = _one_shot("grad_entropy", TreeDistribution.grad_entropy.__doc__)
+
+
+def renyi(scores, alpha, n_words=None, *, rooting="single", backend="accurate", threads=1,
+          labeled=None, errors="raise"):
+    """One-shot form of ``TreeDistribution(scores, n_words, ...).renyi(alpha)``."""
+    d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
+                         labeled=labeled, errors=errors)
+    return d.renyi(alpha)
+
+
+def lp_norm(scores, k, n_words=None, *, rooting="single", backend="accurate", threads=1,
+            labeled=None, errors="raise"):
+    """One-shot form of ``TreeDistribution(scores, n_words, ...).lp_norm(k)``."""
+    d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
+                         labeled=labeled, errors=errors)
+    return d.lp_norm(k)
+
+cross_entropy = _two_shot("cross_entropy", TreeDistribution.cross_entropy.__doc__)
+kl = _two_shot("kl", TreeDistribution.kl.__doc__)
+grad_kl = _two_shot("grad_kl", TreeDistribution.grad_kl.__doc__)
+
+
+def marginals_vjp(scores, seed, n_words=None, *, rooting="single", backend="accurate",
+                  threads=1, labeled=None, errors="raise"):
+    """One-shot form of ``TreeDistribution(scores, ...).marginals_vjp(seed)``."""
+    d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
+                         labeled=labeled, errors=errors)
+    return d.marginals_vjp(seed)
