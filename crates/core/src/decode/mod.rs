@@ -84,8 +84,10 @@ use crate::graph::{Graph, Potentials, Rooting};
 use crate::scalar::{Scalar, Sign};
 use crate::tree::Tree;
 
+pub mod kbest;
 mod model;
 pub mod projective;
+pub mod sample;
 
 /// A totally ordered abelian group: what the maximum-arborescence decoder
 /// needs of a score (Chu–Liu–Edmonds only combines, removes and compares).
