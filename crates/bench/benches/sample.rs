@@ -33,7 +33,8 @@ fn sampling(c: &mut Criterion) {
                         "{} n = {n}: auto picks {:?}, E[T] = {:.0}",
                         rooting.name(),
                         model.sampler(Method::Auto).unwrap().method(),
-                        s.expected_walk_steps().min(model.sampler(Method::Wilson).unwrap().expected_walk_steps())
+                        s.expected_walk_steps()
+                            .min(model.sampler(Method::Wilson).unwrap().expected_walk_steps())
                     );
                     group.bench_with_input(BenchmarkId::from_parameter(n), &graph, |b, g| {
                         b.iter(|| {

@@ -38,7 +38,10 @@ fn check_list<T: Ord + Clone + std::fmt::Debug, V: PartialOrd + Clone + std::fmt
     seen.dedup();
     assert_eq!(seen.len(), list.len(), "duplicates");
     for (t, v) in list {
-        let found = all.iter().find(|(u, _)| u == t).expect("a tree of the rooting");
+        let found = all
+            .iter()
+            .find(|(u, _)| u == t)
+            .expect("a tree of the rooting");
         assert_eq!(&found.1, v, "{t:?}");
     }
 }
@@ -50,7 +53,9 @@ fn exact_k_best_is_the_sorted_list_of_every_tree() {
         for n in 1..=5 {
             for _ in 0..4 {
                 let w = integer_weights(&mut r, n);
-                let graph = Graph::from_weights(&(0..=n).map(|h| w.row(h).to_vec()).collect::<Vec<_>>()).unwrap();
+                let graph =
+                    Graph::from_weights(&(0..=n).map(|h| w.row(h).to_vec()).collect::<Vec<_>>())
+                        .unwrap();
                 let mut all = Vec::new();
                 for_each_tree(
                     n,
@@ -68,8 +73,10 @@ fn exact_k_best_is_the_sorted_list_of_every_tree() {
                 }
                 for k in [1, 2, 7, all.len(), all.len() + 5] {
                     let list = graph.k_best_exact(rooting, k).unwrap();
-                    let as_heads: Vec<(Vec<usize>, Rational)> =
-                        list.iter().map(|(t, v)| (t.heads().to_vec(), v.clone())).collect();
+                    let as_heads: Vec<(Vec<usize>, Rational)> = list
+                        .iter()
+                        .map(|(t, v)| (t.heads().to_vec(), v.clone()))
+                        .collect();
                     check_list(&as_heads, all.clone(), k);
                     assert_eq!(list[0].0, graph.best_tree_exact(rooting).unwrap());
                 }
@@ -115,9 +122,8 @@ fn labeled_k_best_ranks_labeled_trees() {
     let mut r = SplitMix64::new(33);
     for rooting in Rooting::ALL {
         for n in 1..=3 {
-            let labels: Vec<Matrix<Rational>> = (0..3)
-                .map(|_| integer_weights(&mut r, n))
-                .collect();
+            let labels: Vec<Matrix<Rational>> =
+                (0..3).map(|_| integer_weights(&mut r, n)).collect();
             let lw = LabeledWeights::new(labels);
             let graph = Graph::from_labeled_weights(&lw.rows()).unwrap();
             let mut all = Vec::new();
@@ -134,7 +140,12 @@ fn labeled_k_best_ranks_labeled_trees() {
                 let list = graph.k_best_exact(rooting, k).unwrap();
                 let keyed: Vec<((Vec<usize>, Vec<usize>), Rational)> = list
                     .iter()
-                    .map(|(t, v)| ((t.heads().to_vec(), t.labels().unwrap().to_vec()), v.clone()))
+                    .map(|(t, v)| {
+                        (
+                            (t.heads().to_vec(), t.labels().unwrap().to_vec()),
+                            v.clone(),
+                        )
+                    })
                     .collect();
                 check_list(&keyed, all.clone(), k);
                 assert_eq!(list[0].0, graph.best_tree_exact(rooting).unwrap());
