@@ -75,6 +75,13 @@
 //! [`projective`]: Eisner's (1996) `O(n³)` chart over one semiring-generic
 //! implementation: the best projective tree, projective `ln Z`, arc
 //! marginals, entropy and its gradient, tree counts.
+//!
+//! # Sampling and k-best
+//!
+//! [`sample`]: exact samplers for both rootings (conditional marginals with
+//! rank-one updates, Wilson's walk, single-root by an exact root-child draw),
+//! reproducible from `(seed, sentence id)`. [`kbest`]: the `K` best trees
+//! under the exact root constraint, labeled or not.
 
 use std::cmp::Ordering;
 use std::fmt::Debug;
