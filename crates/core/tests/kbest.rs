@@ -8,6 +8,9 @@ use spantree_core::decode::kbest::k_best_arborescences;
 use spantree_core::{Error, Graph, Matrix, NoTree, Rooting};
 use spantree_exact::Rational;
 
+/// `(heads, labels)` of a labeled tree.
+type LabeledTree = (Vec<usize>, Vec<usize>);
+
 /// Small integer weights `0..=3` on existing arcs: many ties, some zeros.
 fn integer_weights(r: &mut SplitMix64, n: usize) -> Matrix<Rational> {
     Matrix::from_fn(n + 1, n + 1, |h, m| {
@@ -138,7 +141,7 @@ fn labeled_k_best_ranks_labeled_trees() {
             }
             for k in [1, 5, all.len() + 1] {
                 let list = graph.k_best_exact(rooting, k).unwrap();
-                let keyed: Vec<((Vec<usize>, Vec<usize>), Rational)> = list
+                let keyed: Vec<(LabeledTree, Rational)> = list
                     .iter()
                     .map(|(t, v)| {
                         (

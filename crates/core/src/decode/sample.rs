@@ -632,10 +632,10 @@ fn valid_root_children(n: usize, allowed: impl Fn(usize, usize) -> bool) -> Vec<
         seen[last] = true;
         let mut stack = vec![last];
         while let Some(u) = stack.pop() {
-            for v in 0..n {
+            for (v, s) in seen.iter_mut().enumerate() {
                 let e = if forward { arc(u, v) } else { arc(v, u) };
-                if e && !seen[v] {
-                    seen[v] = true;
+                if e && !*s {
+                    *s = true;
                     stack.push(v);
                 }
             }
