@@ -74,7 +74,7 @@
 //! each). Wilson is chosen when `50 ns · E[T] < 0.5 ns · n³/2`. The
 //! constants come from `crates/bench/benches/sample.rs` (release, one core,
 //! `N(0, 1)` scores, 100 samples per model): a walk step cost 57–71 ns
-//! including the per-sample overhead (a draw and a binary search per step),
+//! including the per-sample overhead (a uniform draw and an alias-table lookup per step),
 //! a multiply–add of the marginal sampler 0.3 ns at `n = 100`, 0.7 ns at
 //! `n = 36`, 1.9 ns at `n = 10`. On such scores `E[T] ≈ 2n` (17, 76, 189
 //! at `n = 10, 36, 100`), so Wilson wins from `n ≈ 20` on: per sample at
@@ -99,8 +99,8 @@ use crate::model::Model;
 use crate::scalar::Scalar;
 use crate::tree::Tree;
 
-/// Nanoseconds per step of Wilson's walk (a uniform draw and a binary
-/// search), measured by `crates/bench/benches/sample.rs`.
+/// Nanoseconds per step of Wilson's walk (a uniform draw and an alias
+/// lookup), measured by `crates/bench/benches/sample.rs`.
 const NS_PER_WALK_STEP: f64 = 50.0;
 /// Nanoseconds per multiply–add of the marginal sampler's row updates.
 const NS_PER_UPDATE: f64 = 0.5;
@@ -150,6 +150,10 @@ pub struct Sampler<S> {
     /// Per word `u` (row `u − 1`), the cumulative walk weights over heads
     /// `0..=n` (the root excluded for single-root).
     walk: Vec<f64>,
+    /// The same distributions as alias tables (Walker 1977; Vose 1991), for
+    /// `O(1)` draws: per word, `n + 1` acceptance probabilities and aliases.
+    walk_accept: Vec<f64>,
+    walk_alias: Vec<u32>,
     /// Single-root: the cumulative root-child probabilities over words.
     root_child: Vec<f64>,
 }
@@ -230,6 +234,8 @@ impl<S: Scalar> Sampler<S> {
             inverse,
             shares,
             walk: Vec::new(),
+            walk_accept: Vec::new(),
+            walk_alias: Vec::new(),
             root_child: Vec::new(),
         };
         if method != Method::Marginal {
@@ -337,6 +343,16 @@ impl<S: Scalar> Sampler<S> {
         }
         if !self.walk.iter().all(|c| c.is_finite()) {
             return Err(Numerical::NotFinite.into());
+        }
+        let mut weights = vec![0.0; n + 1];
+        for u in 0..n {
+            let cum = &self.walk[u * (n + 1)..(u + 1) * (n + 1)];
+            let mut last = 0.0;
+            for (w, &c) in weights.iter_mut().zip(cum) {
+                *w = c - last;
+                last = c;
+            }
+            alias_table(&weights, &mut self.walk_accept, &mut self.walk_alias);
         }
         if self.rooting == Rooting::Single {
             let valid = valid_root_children(n, |h, m| self.weights[(h, m)].to_f64() > 0.0);
@@ -561,9 +577,14 @@ impl<S: Scalar> Sampler<S> {
         for i in 1..n1 {
             let mut u = i;
             while !in_tree[u] {
-                let cum = &self.walk[(u - 1) * n1..u * n1];
-                let x = rng.random::<f64>() * cum[n];
-                next[u] = cum.partition_point(|&c| c <= x).min(n);
+                let base = (u - 1) * n1;
+                let x = rng.random::<f64>() * n1 as f64;
+                let i = (x as usize).min(n);
+                next[u] = if x - (i as f64) < self.walk_accept[base + i] {
+                    i
+                } else {
+                    self.walk_alias[base + i] as usize
+                };
                 u = next[u];
                 steps += 1;
             }
@@ -575,6 +596,42 @@ impl<S: Scalar> Sampler<S> {
         }
         next.remove(0);
         (next, steps)
+    }
+}
+
+/// Appends the alias table of non-negative `weights` (not all zero) by
+/// Vose's (1991) method, `O(k)`: index `i` is kept with probability
+/// `accept[i]`, otherwise replaced by `alias[i]`. Zero weights are never
+/// drawn (their acceptance is `0` and their alias has weight).
+fn alias_table(weights: &[f64], accept: &mut Vec<f64>, alias: &mut Vec<u32>) {
+    let k = weights.len();
+    let total: f64 = weights.iter().sum();
+    let mut p: Vec<f64> = weights.iter().map(|w| w * k as f64 / total).collect();
+    let heaviest = (0..k)
+        .max_by(|&a, &b| weights[a].total_cmp(&weights[b]))
+        .unwrap_or(0);
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..k).partition(|&i| p[i] < 1.0);
+    let start = accept.len();
+    accept.extend(std::iter::repeat_n(1.0, k));
+    alias.extend((0..k).map(|i| i as u32));
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        accept[start + s] = p[s];
+        alias[start + s] = l as u32;
+        p[l] = (p[l] + p[s]) - 1.0;
+        if p[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // Left-overs are 1 up to rounding; a zero weight never keeps itself.
+    for i in small {
+        if weights[i] > 0.0 {
+            accept[start + i] = 1.0;
+        } else {
+            accept[start + i] = 0.0;
+            alias[start + i] = heaviest as u32;
+        }
     }
 }
 
@@ -671,6 +728,34 @@ mod tests {
             valid_root_children(3, |h, m| arcs.contains(&(h, m))),
             vec![false; 3]
         );
+    }
+
+    /// The distribution an alias table encodes, against the weights (`1e-15`:
+    /// a few roundings of numbers below 1); zero weights get nothing.
+    #[test]
+    fn alias_tables_encode_their_weights() {
+        for weights in [
+            vec![0.0, 1.0, 3.0, 0.0],
+            vec![2.0],
+            vec![1.0; 7],
+            vec![1e-300, 1.0, 0.0, 1e300, 5.0],
+        ] {
+            let (mut accept, mut alias) = (vec![9.0], vec![9]);
+            alias_table(&weights, &mut accept, &mut alias);
+            let k = weights.len();
+            let mut p = vec![0.0; k];
+            for i in 0..k {
+                p[i] += accept[1 + i] / k as f64;
+                p[alias[1 + i] as usize] += (1.0 - accept[1 + i]) / k as f64;
+            }
+            let total: f64 = weights.iter().sum();
+            for (pi, w) in p.iter().zip(&weights) {
+                assert!((pi - w / total).abs() < 1e-15, "{weights:?}: {p:?}");
+                if *w == 0.0 {
+                    assert_eq!(*pi, 0.0);
+                }
+            }
+        }
     }
 
     /// The exact expected number of walk steps against the mean over many
