@@ -71,17 +71,19 @@
 //! the formula above for multi-root, and for single-root
 //! `Σ_r p(r) Σ_{u ≠ r} d'_u G_r(u, u)` where the Green's functions of the
 //! walks rooted at every word come from `X` by two Sherman–Morrison steps
-//! each). Wilson is chosen when `50 ns · E[T] < 0.5 ns · n³/2`. The
-//! constants come from `crates/bench/benches/sample.rs` (release, one core,
-//! `N(0, 1)` scores, 100 samples per model): a walk step cost 57–71 ns
-//! including the per-sample overhead (a uniform draw and an alias-table lookup per step),
-//! a multiply–add of the marginal sampler 0.3 ns at `n = 100`, 0.7 ns at
-//! `n = 36`, 1.9 ns at `n = 10`. On such scores `E[T] ≈ 2n` (17, 76, 189
-//! at `n = 10, 36, 100`), so Wilson wins from `n ≈ 20` on: per sample at
-//! `n = 36` 4 µs against 16 µs, at `n = 100` 14 µs against 150 µs. Scores
-//! that trap the walk in heavy cycles raise `E[T]`, and the rule then
-//! switches back to the marginal sampler, whose cost does not depend on the
-//! weights.
+//! each). Wilson is chosen when `60 ns · E[T] < 0.25 ns · n³/2 + 5 ns · n²`.
+//! The constants come from `crates/bench/benches/sample.rs` (release, one
+//! shared core, `N(0, 1)` scores, 100 samples per model, per sample the
+//! difference to one sample): a walk step cost 21 ns at `n = 10, 36` and
+//! 66 ns at `n = 100` including the per-sample overhead (a uniform draw and
+//! an alias-table lookup per step); a multiply–add of the marginal sampler
+//! 0.24 ns at `n = 100`, more at small `n` (the `n²` term). On such scores
+//! `E[T] ≈ 2n` (16, 66, 200 single-root and 17, 76, 189 multi-root at
+//! `n = 10, 36, 100`), so Wilson wins from `n ≈ 15` on: per single-root
+//! sample 1.6 µs against 9.4 µs at `n = 36`, 12 µs against 120 µs at
+//! `n = 100`. Weights that trap the walk in heavy cycles raise `E[T]`, and
+//! the rule then switches to the marginal sampler, whose cost does not
+//! depend on the weights.
 
 use rand::SeedableRng;
 
@@ -101,9 +103,12 @@ use crate::tree::Tree;
 
 /// Nanoseconds per step of Wilson's walk (a uniform draw and an alias
 /// lookup), measured by `crates/bench/benches/sample.rs`.
-const NS_PER_WALK_STEP: f64 = 50.0;
+const NS_PER_WALK_STEP: f64 = 60.0;
 /// Nanoseconds per multiply–add of the marginal sampler's row updates.
-const NS_PER_UPDATE: f64 = 0.5;
+const NS_PER_UPDATE: f64 = 0.25;
+/// Nanoseconds per `n²` of the marginal sampler's other work (copying `X`,
+/// the step distributions).
+const NS_PER_SQUARE: f64 = 5.0;
 
 /// The random generator of sentence `sentence` under `seed`: ChaCha8 seeded
 /// from `seed`, on stream `sentence`. Streams of different sentences are
@@ -244,7 +249,7 @@ impl<S: Scalar> Sampler<S> {
         }
         if method == Method::Auto {
             let nf = n as f64;
-            let marginal = NS_PER_UPDATE * nf * nf * nf / 2.0;
+            let marginal = NS_PER_UPDATE * nf * nf * nf / 2.0 + NS_PER_SQUARE * nf * nf;
             let wilson = NS_PER_WALK_STEP * s.expected_steps;
             s.method = if wilson < marginal {
                 Method::Wilson
