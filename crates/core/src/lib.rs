@@ -42,6 +42,7 @@
 //! | entropies and divergences; attachment and GE | [`information`]; [`attachment`] |
 //! | reverse mode (`O(n³)` gradients) | [`gradient`] |
 //! | the best, MBR and projective trees; the [`Tree`] type | [`decode`], [`tree`] |
+//! | exact sampling; the `K` best trees | [`decode::sample`]; [`decode::kbest`] |
 //! | the literature's slower algorithms | [`baseline`] |
 //! | the mathematics, with the proofs' section numbers | [`mathematics`] |
 //!

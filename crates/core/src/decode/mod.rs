@@ -75,6 +75,13 @@
 //! [`projective`]: Eisner's (1996) `O(n³)` chart over one semiring-generic
 //! implementation: the best projective tree, projective `ln Z`, arc
 //! marginals, entropy and its gradient, tree counts.
+//!
+//! # Sampling and k-best
+//!
+//! [`sample`]: exact samplers for both rootings (conditional marginals with
+//! rank-one updates, Wilson's walk, single-root by an exact root-child draw),
+//! reproducible from `(seed, sentence id)`. [`kbest`]: the `K` best trees
+//! under the exact root constraint, labeled or not.
 
 use std::cmp::Ordering;
 use std::fmt::Debug;
@@ -84,8 +91,10 @@ use crate::graph::{Graph, Potentials, Rooting};
 use crate::scalar::{Scalar, Sign};
 use crate::tree::Tree;
 
+pub mod kbest;
 mod model;
 pub mod projective;
+pub mod sample;
 
 /// A totally ordered abelian group: what the maximum-arborescence decoder
 /// needs of a score (Chu–Liu–Edmonds only combines, removes and compares).
