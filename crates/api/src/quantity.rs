@@ -57,6 +57,10 @@ pub enum Quantity {
     BestTree,
     /// `mbr_tree`.
     MbrTree,
+    /// `samples:K`.
+    Samples(Order),
+    /// `kbest:K`.
+    KBest(Order),
 }
 
 /// Which trees the distribution ranges over.
@@ -110,6 +114,8 @@ pub enum Param {
     NonNegativeOrInfinite(&'static str),
     /// `:K`, finite and `> 0` (norm orders); the placeholder.
     Positive(&'static str),
+    /// `:K`, a whole number `≥ 1` (how many trees); the placeholder.
+    Count(&'static str),
 }
 
 /// What a backend's numbers must be able to do for a quantity: the
@@ -157,7 +163,10 @@ impl QuantityInfo {
     pub fn usage(&self) -> String {
         match self.param {
             Param::None => self.name.to_owned(),
-            Param::NonNegative(p) | Param::NonNegativeOrInfinite(p) | Param::Positive(p) => {
+            Param::NonNegative(p)
+            | Param::NonNegativeOrInfinite(p)
+            | Param::Positive(p)
+            | Param::Count(p) => {
                 format!("{}:{p}", self.name)
             }
         }
@@ -262,6 +271,14 @@ pub static REGISTRY: &[QuantityInfo] = &[
          attachment score, i.e. the maximum spanning arborescence under the marginals \
          (label marginals on labeled input): {\"heads\": [...], \"score\": s} with s the \
          expected number of correct attachments, sum_m P(h_m -> m)"),
+    row("samples", Param::Count("K"), Needs::Field, &[], None, Quantity::Samples,
+        "K trees drawn exactly from the distribution (the marginal sampler with rank-one \
+         updates or Wilson's walk, chosen by their measured cost), a list of {\"heads\": \
+         [...], \"log_prob\": ln p(tree)} (and \"labels\" on labeled input); reproducible \
+         from --seed and the line number, the same for every --threads"),
+    row("kbest", Param::Count("K"), Needs::Field, &[], None, Quantity::KBest,
+        "the K highest-scoring trees of the rooting, best first, a list of {\"heads\": \
+         [...], \"score\": s} (fewer when the graph has fewer trees; ties in a fixed order)"),
 ];
 
 impl Quantity {
@@ -286,6 +303,8 @@ impl Quantity {
             Quantity::Covariance => 15,
             Quantity::BestTree => 16,
             Quantity::MbrTree => 17,
+            Quantity::Samples(_) => 18,
+            Quantity::KBest(_) => 19,
         };
         &REGISTRY[index]
     }
@@ -304,7 +323,10 @@ impl Quantity {
     /// The order of `renyi:ALPHA` or `lp_norm:K`.
     pub fn order(self) -> Option<f64> {
         match self {
-            Quantity::Renyi(o) | Quantity::LpNorm(o) => Some(o.0),
+            Quantity::Renyi(o)
+            | Quantity::LpNorm(o)
+            | Quantity::Samples(o)
+            | Quantity::KBest(o) => Some(o.0),
             _ => None,
         }
     }
@@ -375,10 +397,12 @@ impl FromStr for Quantity {
                 };
             }
             Param::NonNegative(p) | Param::NonNegativeOrInfinite(p) => (p, false),
-            Param::Positive(p) => (p, true),
+            Param::Positive(p) | Param::Count(p) => (p, true),
         };
+        let whole = matches!(info.param, Param::Count(_));
         let infinite_ok = matches!(info.param, Param::NonNegativeOrInfinite(_));
         let domain = match (positive, infinite_ok) {
+            (true, _) if whole => "a whole number from 1 to 1000000",
             (true, _) => "a finite number > 0",
             (false, false) => "a finite number ≥ 0",
             (false, true) => "a number ≥ 0, or inf",
@@ -396,7 +420,8 @@ impl FromStr for Quantity {
             value: value.to_owned(),
         })?;
         let ok = (x.is_finite() || (infinite_ok && x == f64::INFINITY))
-            && if positive { x > 0.0 } else { x >= 0.0 };
+            && if positive { x > 0.0 } else { x >= 0.0 }
+            && (!whole || (x.fract() == 0.0 && x <= 1e6));
         if !ok {
             return Err(UsageError::ParameterDomain {
                 name,

@@ -33,6 +33,9 @@ pub struct Request {
     pub algorithms: Algorithms,
     /// All spanning trees, or projective ones.
     pub structure: Structure,
+    /// The seed of `samples:K` (each line draws from its own stream: the
+    /// seed and the line number).
+    pub seed: u64,
     /// The layout of the input matrices (results are always in spantree's).
     pub layout: Layout,
 }
@@ -117,8 +120,15 @@ impl Request {
             exact_output,
             algorithms: Algorithms::default(),
             structure: Structure::Nonprojective,
+            seed: 0,
             layout: Layout::Spantree,
         }
+    }
+
+    /// The same request with the seed of `samples:K`.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
     }
 
     /// The same request over the trees of `structure`.
@@ -216,7 +226,7 @@ pub fn process_line<B: Backend>(
             return Outcome::Failed;
         }
     };
-    match write_result(backend, request, &raw, &id, out) {
+    match write_result(backend, request, &raw, &id, line, out) {
         Ok(()) => Outcome::Done,
         Err(e) => {
             out.clear();
@@ -226,7 +236,8 @@ pub fn process_line<B: Backend>(
     }
 }
 
-/// Builds the model of one parsed record and writes its result record.
+/// Builds the model of one parsed record and writes its result record;
+/// `number` is its 1-based line number (the random stream of `samples:K`).
 ///
 /// # Errors
 /// Any validation, structural (no spanning tree) or numerical error, and
@@ -237,6 +248,7 @@ pub fn write_result<B: Backend>(
     request: &Request,
     raw: &RawLine,
     id: &Value,
+    number: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), LineError> {
     if request.structure == Structure::Projective {
@@ -269,6 +281,7 @@ pub fn write_result<B: Backend>(
     write_string(request.backend.name(), out);
     let mut line = Line {
         backend,
+        number,
         raw,
         request,
         graph: &graph,
@@ -424,6 +437,46 @@ fn eval<B: Backend>(
             field(name, out);
             write_tree(&tree, score, out)?;
         }
+        Quantity::Samples(k) => {
+            // The stream of this line: the same trees whatever the threads.
+            let trees = model.samples(k.get() as usize, line.request.seed, line.number as u64)?;
+            let ln_z = model.log_partition()?;
+            field(name, out);
+            out.push(b'[');
+            for (i, tree) in trees.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let score = match line.graph {
+                    LineGraph::Scores(g) => tree.score(g)?,
+                    LineGraph::Weights(g) => tree.score(g)?,
+                };
+                write_tree_as(tree, "log_prob", score - ln_z, out)?;
+            }
+            out.push(b']');
+        }
+        Quantity::KBest(k) => {
+            let k = k.get() as usize;
+            let list = match (line.graph, model.graph()) {
+                (_, Some(_)) => model.k_best(k)?,
+                // Weights in the backend's own numbers: exact comparisons.
+                (LineGraph::Weights(g), None) => g
+                    .k_best_exact(line.request.rooting, k)?
+                    .into_iter()
+                    .map(|(tree, w)| (tree, w.ln_abs()))
+                    .collect(),
+                (LineGraph::Scores(g), None) => g.k_best(line.request.rooting, k)?,
+            };
+            field(name, out);
+            out.push(b'[');
+            for (i, (tree, score)) in list.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_tree(tree, *score, out)?;
+            }
+            out.push(b']');
+        }
         Quantity::Entropy
         | Quantity::GradEntropy
         | Quantity::CrossEntropy
@@ -550,6 +603,7 @@ fn infinite(name: &str, what: &str, e: Error) -> LineError {
 /// quantities read, each parsed at most once.
 pub struct Line<'a, B: Backend> {
     backend: &'a B,
+    number: usize,
     raw: &'a RawLine,
     request: &'a Request,
     graph: &'a LineGraph<B::Scalar>,
@@ -624,14 +678,19 @@ impl<B: Backend> Line<'_, B> {
 
 /// `{"heads":[…],"score":s}`, plus `"labels":[…]` for a labeled tree.
 fn write_tree(tree: &Tree, score: f64, out: &mut Vec<u8>) -> Result<(), LineError> {
+    write_tree_as(tree, "score", score, out)
+}
+
+/// `{"heads":[…],"key":value}`, plus `"labels":[…]` for a labeled tree.
+fn write_tree_as(tree: &Tree, key: &str, value: f64, out: &mut Vec<u8>) -> Result<(), LineError> {
     out.extend_from_slice(b"{\"heads\":");
     write_value(&Value::from(tree.heads().to_vec()), out);
     if let Some(labels) = tree.labels() {
         out.extend_from_slice(b",\"labels\":");
         write_value(&Value::from(labels.to_vec()), out);
     }
-    out.extend_from_slice(b",\"score\":");
-    write_f64(score, out)?;
+    field(key, out);
+    write_f64(value, out)?;
     out.push(b'}');
     Ok(())
 }

@@ -19,6 +19,7 @@ fn with_param(name: &str, param: Param) -> String {
         Param::NonNegative(_) | Param::NonNegativeOrInfinite(_) | Param::Positive(_) => {
             format!("{name}:2.5")
         }
+        Param::Count(_) => format!("{name}:3"),
     }
 }
 
@@ -32,7 +33,12 @@ fn every_quantity_name_round_trips() {
         assert!(std::ptr::eq(q.info(), row), "{text}: info() is its own row");
         assert_eq!(q.to_string(), text);
         assert_eq!(q.to_string().parse::<Quantity>(), Ok(q));
-        assert_eq!(q.order(), (row.param != Param::None).then_some(2.5));
+        let order = match row.param {
+            Param::None => None,
+            Param::Count(_) => Some(3.0),
+            _ => Some(2.5),
+        };
+        assert_eq!(q.order(), order);
         // The table is in output order: the order of the variants.
         if let Some(p) = previous {
             assert!(
@@ -49,7 +55,7 @@ fn every_quantity_name_round_trips() {
         }
         assert!(!row.help.is_empty(), "{} has help", row.name);
     }
-    assert_eq!(REGISTRY.len(), 18);
+    assert_eq!(REGISTRY.len(), 20);
     // The min-entropy is the Rényi entropy of order ∞.
     assert_eq!(
         "renyi:inf".parse::<Quantity>().map(|q| q.order()),
@@ -86,6 +92,9 @@ fn malformed_quantities_are_typed_errors() {
         "renyi:NaN",
         "renyi:-inf",
         "lp_norm:inf",
+        "kbest:0",
+        "kbest:2.5",
+        "samples:-1",
         "lp_norm:0",
         "lp_norm:-0",
     ] {

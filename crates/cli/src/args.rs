@@ -63,6 +63,11 @@ pub struct InferArgs {
     #[arg(long, value_enum, default_value_t = Structure::Nonprojective)]
     pub structure: Structure,
 
+    /// The seed of samples:K: line k draws from the stream (seed, k), so the
+    /// output is the same for every --threads.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+
     /// The quantities (help from the registry).
     #[arg(
         long,
@@ -126,6 +131,7 @@ impl InferArgs {
             self.exact_output,
         )?
         .with_layout(self.layout)
+        .with_seed(self.seed)
         .with_structure(self.structure)
     }
 }

@@ -245,3 +245,82 @@ fn projective_structure_refuses_what_it_does_not_have() {
         assert!(common::stderr(&out).contains("projective"), "{args:?}");
     }
 }
+
+#[test]
+fn kbest_is_the_sorted_brute_force_list() {
+    let graphs = graphs();
+    for rooting in Rooting::ALL {
+        let out = run(
+            &[
+                "infer",
+                "--rooting",
+                rooting.name(),
+                "--quantities",
+                "kbest:5",
+            ],
+            &graphs,
+        );
+        for (s, record) in graphs.iter().zip(&out) {
+            let mut trees = enumerate(s, rooting, false);
+            if trees.is_empty() {
+                continue;
+            }
+            trees.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let list = record["kbest"].as_array().expect("a list");
+            assert_eq!(list.len(), trees.len().min(5), "{record}");
+            let mut seen = Vec::new();
+            for (i, item) in list.iter().enumerate() {
+                let heads = heads_of(item);
+                let found = trees
+                    .iter()
+                    .find(|t| t.0 == heads)
+                    .expect("a tree of the rooting");
+                // The i-th score of the sorted list (ties may come in any order
+                // among themselves); 1e-12: sums of the same scores.
+                assert!((found.1 - trees[i].1).abs() <= 1e-12, "{record}: item {i}");
+                assert!((item["score"].as_f64().unwrap() - found.1).abs() <= 1e-12);
+                assert!(!seen.contains(&heads), "{record}: a duplicate");
+                seen.push(heads);
+            }
+        }
+    }
+}
+
+#[test]
+fn samples_are_trees_with_their_probabilities_and_reproduce_across_threads() {
+    let graphs = graphs();
+    for rooting in Rooting::ALL {
+        let args = |threads: &'static str| {
+            [
+                "infer",
+                "--rooting",
+                rooting.name(),
+                "--quantities",
+                "samples:20",
+                "--seed",
+                "7",
+                "--threads",
+                threads,
+            ]
+        };
+        let one = run(&args("1"), &graphs);
+        assert_eq!(one, run(&args("2"), &graphs), "the same draws on 2 threads");
+        for (s, record) in graphs.iter().zip(&one) {
+            let trees = enumerate(s, rooting, false);
+            if trees.is_empty() {
+                continue;
+            }
+            let ln_z = log_sum_exp(trees.iter().map(|t| t.1));
+            for item in record["samples"].as_array().expect("a list") {
+                let heads = heads_of(item);
+                let found = trees
+                    .iter()
+                    .find(|t| t.0 == heads)
+                    .expect("a tree of the rooting");
+                // 1e-12: ln p = score − ln Z, each to rounding.
+                let lp = item["log_prob"].as_f64().unwrap();
+                assert!((lp - (found.1 - ln_z)).abs() <= 1e-12, "{record}");
+            }
+        }
+    }
+}
