@@ -192,7 +192,9 @@ pub enum Error {
         value: f64,
     },
     /// A self-loop `m → m`, or an arc into the root, has a non-zero weight
-    /// (a finite score): such arcs do not exist.
+    /// (a finite score). [`Graph`](crate::Graph) no longer raises it (those
+    /// cells are ignored, whatever they hold); the variant and its kind
+    /// `"nonexistent_arc"` stay for callers that check arcs themselves.
     #[error("{arc} does not exist (self-loop or arc into the root) but has weight {value}")]
     NonexistentArc {
         /// Which arc.
