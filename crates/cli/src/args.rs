@@ -31,6 +31,12 @@ pub enum Command {
     /// Read graphs as JSON lines, write one JSON line of results per input line.
     #[command(after_long_help = infer_help())]
     Infer(InferArgs),
+    /// Train a first-order dependency parser on a CoNLL-U treebank.
+    Train(crate::train::TrainArgs),
+    /// Parse a CoNLL-U file with a trained model (writes CoNLL-U).
+    Parse(crate::parse::ParseArgs),
+    /// UAS and LAS of a predicted CoNLL-U file against a gold one.
+    Evaluate(crate::evaluate::EvaluateArgs),
 }
 
 /// Options of `spantree demo`.

@@ -8,8 +8,13 @@
 //!
 //! * [`args`]: the command line (clap derive);
 //! * [`infer`]: opening the streams of `infer` and running the batch;
-//! * [`demo`]: the built-in example sentence and its report.
+//! * [`demo`]: the built-in example sentence and its report;
+//! * [`train`], [`parse`], [`evaluate`]: the dependency parser of
+//!   `spantree-parser` on CoNLL-U files.
 
 pub mod args;
 pub mod demo;
+pub mod evaluate;
 pub mod infer;
+pub mod parse;
+pub mod train;

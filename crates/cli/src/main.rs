@@ -7,11 +7,19 @@ use clap::{CommandFactory, Parser};
 use spantree_api::BatchError;
 use spantree_cli::args::{Cli, Command};
 use spantree_cli::demo::{self, DemoError};
-use spantree_cli::infer;
+use spantree_cli::{evaluate, infer, parse, train};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Train(args) => report(train::run(&args).map(|()| ExitCode::SUCCESS)),
+        Command::Parse(args) => report(parse::run(&args).map(|skipped| {
+            ExitCode::from(u8::from(skipped > 0))
+        })),
+        Command::Evaluate(args) => report(evaluate::run(&args).map(|scores| {
+            print!("{}", evaluate::format_scores(&scores));
+            ExitCode::SUCCESS
+        })),
         Command::Demo(args) => match demo::run(args.rooting, &mut io::stdout().lock()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(DemoError::Io(e)) if e.kind() == ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -69,4 +77,12 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Exit status 2 with the message for a parser command's error.
+fn report(result: Result<ExitCode, spantree_parser::ParserError>) -> ExitCode {
+    result.unwrap_or_else(|e| {
+        eprintln!("spantree: {e}");
+        ExitCode::from(2)
+    })
 }

@@ -42,6 +42,14 @@ use std::path::Path;
 pub struct Word {
     /// The word form (column 2).
     pub form: String,
+    /// The lemma (column 3), `_` when absent.
+    pub lemma: String,
+    /// The universal part-of-speech tag (column 4), `_` when absent.
+    pub upos: String,
+    /// The language-specific tag (column 5), `_` when absent.
+    pub xpos: String,
+    /// The morphological features (column 6), `_` when absent.
+    pub feats: String,
     /// The gold head (column 7): `0` is the root, `1..=n` the words.
     pub head: usize,
     /// The gold relation (column 8), with its subtype (`nmod:poss`).
@@ -49,6 +57,8 @@ pub struct Word {
     /// The enhanced dependencies (column 9) as `(head, relation)` pairs;
     /// heads are text because they may be empty nodes (`5.1`). Empty for `_`.
     pub enhanced: Vec<(String, String)>,
+    /// The last column (column 10, `MISC`), `_` when absent.
+    pub misc: String,
 }
 
 /// A sentence: its comment lines and its words in order.
@@ -347,8 +357,13 @@ fn token(text: &str, line: usize, expected: usize) -> Result<Option<Word>, Conll
     };
     Ok(Some(Word {
         form: cols[1].to_string(),
+        lemma: cols[2].to_string(),
+        upos: cols[3].to_string(),
+        xpos: cols[4].to_string(),
+        feats: cols[5].to_string(),
         head,
         label: cols[7].to_string(),
         enhanced,
+        misc: cols[9].to_string(),
     }))
 }
