@@ -13,9 +13,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Train(args) => report(train::run(&args).map(|()| ExitCode::SUCCESS)),
-        Command::Parse(args) => report(parse::run(&args).map(|skipped| {
-            ExitCode::from(u8::from(skipped > 0))
-        })),
+        Command::Parse(args) => {
+            report(parse::run(&args).map(|skipped| ExitCode::from(u8::from(skipped > 0))))
+        }
         Command::Evaluate(args) => report(evaluate::run(&args).map(|scores| {
             print!("{}", evaluate::format_scores(&scores));
             ExitCode::SUCCESS

@@ -40,7 +40,9 @@ pub fn run(args: &ParseArgs) -> Result<usize, ParserError> {
         message: e.to_string(),
     };
     let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).map_err(io)?)),
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(io)?,
+        )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     for (s, (heads, labels)) in good.iter().zip(&parsed) {

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use spantree_parser::{train, Objective, ParserError, RootingChoice, Sentence, Structure, TrainConfig};
+use spantree_parser::{
+    train, Objective, ParserError, RootingChoice, Sentence, Structure, TrainConfig,
+};
 
 /// Options of `spantree train`.
 #[derive(Debug, Args)]

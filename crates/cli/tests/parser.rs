@@ -25,8 +25,18 @@ fn train_skips_the_bad_sentence_then_parse_output_reads_back() {
     let model = model.to_str().expect("UTF-8 path");
     let out = spantree(
         &[
-            "train", "--train", &data("train.conllu"), "--dev", &data("train.conllu"),
-            "--epochs", "3", "--bits", "16", "--out", model, "--quiet",
+            "train",
+            "--train",
+            &data("train.conllu"),
+            "--dev",
+            &data("train.conllu"),
+            "--epochs",
+            "3",
+            "--bits",
+            "16",
+            "--out",
+            model,
+            "--quiet",
         ],
         "",
     );
@@ -47,7 +57,11 @@ fn train_skips_the_bad_sentence_then_parse_output_reads_back() {
     for (p, g) in parsed.iter().zip(&gold) {
         assert_eq!(p.forms(), g.forms());
         assert_eq!(p.comments, g.comments);
-        assert_eq!(p.words.iter().filter(|w| w.head == 0).count(), 1, "single root");
+        assert_eq!(
+            p.words.iter().filter(|w| w.head == 0).count(),
+            1,
+            "single root"
+        );
     }
 }
 
@@ -57,7 +71,10 @@ fn evaluate_matches_the_hand_computed_fixture() {
     // Predicted: 2 3 0 2 (punctuation wrong, `cat` labeled obj) and 0 0 2
     // (two root children). Heads right 5 of 7, labels too 4 of 7; without
     // the two PUNCT words 4 of 5 and 3 of 5; one of two trees single-root.
-    let out = spantree(&["evaluate", &data("gold.conllu"), &data("pred.conllu")], "");
+    let out = spantree(
+        &["evaluate", &data("gold.conllu"), &data("pred.conllu")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     for line in [
@@ -75,7 +92,10 @@ fn evaluate_matches_the_hand_computed_fixture() {
 
 #[test]
 fn evaluate_refuses_misaligned_treebanks() {
-    let out = spantree(&["evaluate", &data("gold.conllu"), &data("train.conllu")], "");
+    let out = spantree(
+        &["evaluate", &data("gold.conllu"), &data("train.conllu")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("sentence 0"), "{}", stderr(&out));
 }
@@ -87,7 +107,10 @@ fn parse_refuses_a_bad_model_file_with_its_reason() {
     for (content, expected) in [
         ("not json", "not a spantree parser model"),
         (r#"{"format": "other", "version": 1}"#, "format \"other\""),
-        (r#"{"format": "spantree-parser", "version": 99}"#, "version 99"),
+        (
+            r#"{"format": "spantree-parser", "version": 99}"#,
+            "version 99",
+        ),
     ] {
         std::fs::write(&path, content).expect("write");
         let out = spantree(&["parse", "--model", p, &data("gold.conllu")], "");
@@ -100,9 +123,19 @@ fn parse_refuses_a_bad_model_file_with_its_reason() {
 #[test]
 fn train_reports_a_missing_file() {
     let out = spantree(
-        &["train", "--train", "/nonexistent/x.conllu", "--out", "/nonexistent/m.json"],
+        &[
+            "train",
+            "--train",
+            "/nonexistent/x.conllu",
+            "--out",
+            "/nonexistent/m.json",
+        ],
         "",
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("/nonexistent/x.conllu"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/nonexistent/x.conllu"),
+        "{}",
+        stderr(&out)
+    );
 }

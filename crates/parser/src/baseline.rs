@@ -25,10 +25,12 @@ fn level(upos: &str) -> u8 {
 
 /// Attach-to-nearest with UPOS rules: the main word is the first `VERB`
 /// (else the first nominal, else word 1) and goes on the root; every other
-/// word attaches to the nearest word of a strictly higher level (ties to the
-/// right, since determiners, adjectives and adpositions precede their nouns
-/// in most of our languages), or to the main word if there is none. Levels
-/// only rise along head links, so the result is a single-root tree. `O(n²)`.
+/// word attaches to the nearest word one level up (function words to
+/// nominals, nominals to verbs; ties to the right, since determiners,
+/// adjectives and adpositions precede their nouns in most of our languages),
+/// else to the nearest word of any higher level, else to the main word.
+/// Levels only rise along head links, so the result is a single-root tree.
+/// `O(n²)`.
 pub fn nearest_attachment(sentence: &Sentence) -> Vec<usize> {
     let n = sentence.len();
     let levels: Vec<u8> = sentence.words.iter().map(|w| level(&w.upos)).collect();
@@ -36,15 +38,18 @@ pub fn nearest_attachment(sentence: &Sentence) -> Vec<usize> {
         .find(|&i| levels[i] == 2)
         .or_else(|| (0..n).find(|&i| levels[i] == 1))
         .unwrap_or(0);
+    let nearest = |i: usize, ok: &dyn Fn(usize) -> bool| {
+        (1..n)
+            .flat_map(|d| [i + d, i.wrapping_sub(d)])
+            .find(|&j| j < n && j != i && ok(j))
+    };
     (0..n)
         .map(|i| {
             if i == main {
                 return 0;
             }
-            let higher = |j: usize| j != i && (levels[j] > levels[i] || j == main);
-            (1..n)
-                .flat_map(|d| [i + d, i.wrapping_sub(d)])
-                .find(|&j| j < n && higher(j))
+            nearest(i, &|j| levels[j] == levels[i] + 1)
+                .or_else(|| nearest(i, &|j| levels[j] > levels[i]))
                 .map_or(main + 1, |j| j + 1)
         })
         .collect()

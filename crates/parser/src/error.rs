@@ -66,7 +66,9 @@ pub enum ParserError {
         read: usize,
     },
     /// Gold and predicted files that do not align.
-    #[error("sentence {index} (gold line {line}): {gold} gold words against {predicted} predicted")]
+    #[error(
+        "sentence {index} (gold line {line}): {gold} gold words against {predicted} predicted"
+    )]
     Misaligned {
         /// The 0-based sentence index.
         index: usize,

@@ -104,7 +104,12 @@ pub fn evaluate_treebanks(gold: &[Sentence], predicted: &[Sentence]) -> Result<S
     }
     let pairs: Vec<(Vec<usize>, Vec<String>)> = predicted
         .iter()
-        .map(|s| (s.heads(), s.labels().iter().map(|l| l.to_string()).collect()))
+        .map(|s| {
+            (
+                s.heads(),
+                s.labels().iter().map(|l| l.to_string()).collect(),
+            )
+        })
         .collect();
     Ok(evaluate(gold, &pairs))
 }

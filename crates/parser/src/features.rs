@@ -121,7 +121,11 @@ pub(crate) fn arc_hashes(t: &Tokens, h: usize, m: usize, out: &mut Vec<u64>) {
     let (hf, mf) = (th.form, tm.form);
     let (hl, ml) = (th.lemma, tm.lemma);
     // The root's neighbours: nothing before it, word 1 after it.
-    let hp_prev = if h == 0 { t.at(-1).upos } else { t.at(hi - 1).upos };
+    let hp_prev = if h == 0 {
+        t.at(-1).upos
+    } else {
+        t.at(hi - 1).upos
+    };
     let hp_next = t.at(hi + 1).upos;
     let mp_prev = t.at(mi - 1).upos;
     let mp_next = t.at(mi + 1).upos;

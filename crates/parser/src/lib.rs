@@ -46,11 +46,20 @@ pub mod objective;
 pub mod train;
 
 pub use error::{ParserError, Result};
+
+/// This crate's README, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 pub use eval::{evaluate, evaluate_treebanks, Scores};
 pub use features::SentenceFeatures;
 pub use model::{Parser, FORMAT_VERSION};
 pub use objective::{Objective, RootingChoice, Structure};
 pub use spantree_conllu::Sentence;
+
+/// A parse of one sentence: the head of every word (`0` the root) and its
+/// relation (empty when no labeler ran).
+pub type Parsed = (Vec<usize>, Vec<String>);
 pub use train::{parse_all, train, EpochStats, TrainConfig, Trained};
 
 /// Writes `sentence` as CoNLL-U with the given heads and relations in

@@ -114,7 +114,12 @@ impl Parser {
     pub fn parse(&self, sentence: &Sentence) -> Result<(Vec<usize>, Vec<String>)> {
         let feats = SentenceFeatures::new(sentence, self.bits);
         let theta = feats.scores(&self.weights);
-        let tree = decode(&theta, self.structure, self.rooting.rooting(), sentence.line)?;
+        let tree = decode(
+            &theta,
+            self.structure,
+            self.rooting.rooting(),
+            sentence.line,
+        )?;
         let heads = tree.heads().to_vec();
         let labels = self.labeler.predict(sentence, &heads);
         Ok((heads, labels))

@@ -262,7 +262,12 @@ pub fn perceptron(
     let n1 = theta.len();
     let best = decode(theta, structure, rooting, line)?;
     let mut grad = vec![vec![0.0; n1]; n1];
-    let wrong = best.heads().iter().zip(gold).filter(|(a, b)| a != b).count();
+    let wrong = best
+        .heads()
+        .iter()
+        .zip(gold)
+        .filter(|(a, b)| a != b)
+        .count();
     if wrong > 0 {
         indicator(n1, best.heads(), 1.0, &mut grad);
         indicator(n1, gold, -1.0, &mut grad);

@@ -346,9 +346,10 @@ pub fn train(
         bar.set_message(format!(
             "epoch {epoch}: objective {:.4}{}",
             e.objective,
-            e.dev
-                .as_ref()
-                .map_or(String::new(), |d| format!(", dev UAS {:.2}%", 100.0 * d.uas))
+            e.dev.as_ref().map_or(String::new(), |d| format!(
+                ", dev UAS {:.2}%",
+                100.0 * d.uas
+            ))
         ));
         on_epoch(&e);
         stats.push(e);

@@ -53,7 +53,12 @@ fn log_sum_exp(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// `Σ_s ln Z_s − θ_s(gold)` by enumeration.
-fn crf_by_enumeration(w: &[f64], data: &[(Sentence, SentenceFeatures)], rooting: Rooting, structure: Structure) -> f64 {
+fn crf_by_enumeration(
+    w: &[f64],
+    data: &[(Sentence, SentenceFeatures)],
+    rooting: Rooting,
+    structure: Structure,
+) -> f64 {
     data.iter()
         .map(|(s, f)| {
             let theta = f.scores(w);
@@ -65,14 +70,21 @@ fn crf_by_enumeration(w: &[f64], data: &[(Sentence, SentenceFeatures)], rooting:
 }
 
 /// `Σ_s max_y [θ(y) + Δ(y, gold)] − θ(gold)` by enumeration.
-fn hinge_by_enumeration(w: &[f64], data: &[(Sentence, SentenceFeatures)], rooting: Rooting, structure: Structure) -> f64 {
+fn hinge_by_enumeration(
+    w: &[f64],
+    data: &[(Sentence, SentenceFeatures)],
+    rooting: Rooting,
+    structure: Structure,
+) -> f64 {
     data.iter()
         .map(|(s, f)| {
             let theta = f.scores(w);
             let gold = s.heads();
             let best = enumerate(&theta, rooting, structure)
                 .iter()
-                .map(|(h, score)| score + h.iter().zip(&gold).filter(|(a, b)| a != b).count() as f64)
+                .map(|(h, score)| {
+                    score + h.iter().zip(&gold).filter(|(a, b)| a != b).count() as f64
+                })
                 .fold(f64::NEG_INFINITY, f64::max);
             best - objective::tree_score(&theta, &gold)
         })
@@ -108,7 +120,8 @@ fn check_crf(rooting: Rooting, structure: Structure) {
     let mut grad = vec![0.0; w.len()];
     let mut loss = 0.0;
     for (s, f) in &data {
-        let l = objective::crf(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
+        let l =
+            objective::crf(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
         loss += l.loss;
         f.accumulate(&l.grad, 1.0, &mut grad);
     }
@@ -160,7 +173,8 @@ fn check_hinge(rooting: Rooting, structure: Structure) {
     let mut grad = vec![0.0; w.len()];
     let mut loss = 0.0;
     for (s, f) in &data {
-        let l = objective::hinge(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
+        let l =
+            objective::hinge(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
         loss += l.loss;
         f.accumulate(&l.grad, 1.0, &mut grad);
     }
@@ -216,13 +230,28 @@ fn ge_gradient_against_enumeration() {
         e.iter().zip(&targets).map(|(a, b)| (a - b) * (a - b)).sum()
     };
     let w = weights(3);
-    let l = objective::ge(&f.scores(&w), &ge, &targets, 1.0, 0.0, Structure::Nonprojective, rooting, 1)
-        .expect("GE");
+    let l = objective::ge(
+        &f.scores(&w),
+        &ge,
+        &targets,
+        1.0,
+        0.0,
+        Structure::Nonprojective,
+        rooting,
+        1,
+    )
+    .expect("GE");
     assert!((l.loss - by_enumeration(&w)).abs() < 1e-10);
     let mut grad = vec![0.0; w.len()];
     f.accumulate(&l.grad, 1.0, &mut grad);
     let h = 1e-4;
-    for i in f.arc(0, 1).iter().chain(f.arc(2, 4)).take(20).map(|&i| i as usize) {
+    for i in f
+        .arc(0, 1)
+        .iter()
+        .chain(f.arc(2, 4))
+        .take(20)
+        .map(|&i| i as usize)
+    {
         let (mut plus, mut minus) = (w.clone(), w.clone());
         plus[i] += h;
         minus[i] -= h;
@@ -236,7 +265,19 @@ fn ge_refuses_the_projective_structure() {
     let s = treebank().remove(0);
     let f = SentenceFeatures::new(&s, BITS);
     let ge = objective::ge_features(&[0, 1, 2, 1], 3).expect("features");
-    let err = objective::ge(&f.scores(&weights(1)), &ge, &[0.0; 18], 1.0, 0.0, Structure::Projective, Rooting::Single, 1)
-        .unwrap_err();
-    assert!(matches!(err, spantree_parser::ParserError::Unsupported { .. }), "{err}");
+    let err = objective::ge(
+        &f.scores(&weights(1)),
+        &ge,
+        &[0.0; 18],
+        1.0,
+        0.0,
+        Structure::Projective,
+        Rooting::Single,
+        1,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, spantree_parser::ParserError::Unsupported { .. }),
+        "{err}"
+    );
 }

@@ -7,12 +7,14 @@
 //! the true model's 66.8%, 3000 training sentences of a seeded sample), and
 //! far above the right-chain baseline (18.1%).
 
+use spantree_conllu::Word;
 use spantree_core::decode::sample::rng;
 use spantree_core::{Graph, Model, Rooting};
 use spantree_faer::Accurate;
 use spantree_parser::baseline::right_chain;
-use spantree_parser::{evaluate, train, Objective, Sentence, SentenceFeatures, TrainConfig};
-use spantree_conllu::Word;
+use spantree_parser::{
+    evaluate, train, Objective, Parsed, Sentence, SentenceFeatures, TrainConfig,
+};
 
 use rand::Rng;
 
@@ -35,7 +37,7 @@ fn word(tag: &str, head: usize) -> Word {
 
 /// `count` sentences of 4–9 words with random tags, their trees sampled
 /// from `θ* = w* · f`; also returns the true model's decoded heads.
-fn sample(count: usize, seed: u64, truth: &[f64]) -> (Vec<Sentence>, Vec<(Vec<usize>, Vec<String>)>) {
+fn sample(count: usize, seed: u64, truth: &[f64]) -> (Vec<Sentence>, Vec<Parsed>) {
     let mut r = rng(seed, u64::MAX);
     let mut sentences = Vec::new();
     let mut decoded = Vec::new();
@@ -44,7 +46,9 @@ fn sample(count: usize, seed: u64, truth: &[f64]) -> (Vec<Sentence>, Vec<(Vec<us
         let mut s = Sentence {
             line: i + 1,
             comments: Vec::new(),
-            words: (0..n).map(|_| word(TAGS[r.random_range(0..TAGS.len())], 0)).collect(),
+            words: (0..n)
+                .map(|_| word(TAGS[r.random_range(0..TAGS.len())], 0))
+                .collect(),
         };
         let theta = SentenceFeatures::new(&s, BITS).scores(truth);
         let graph = Graph::from_scores(&theta).expect("finite scores");
@@ -84,7 +88,10 @@ fn crf_recovers_a_sampled_model() {
         .map(|s| trained.parser.parse(s).expect("parse"))
         .collect();
     let uas = evaluate(&test_set, &predicted).uas;
-    let chain: Vec<_> = test_set.iter().map(|s| (right_chain(s.len()), Vec::new())).collect();
+    let chain: Vec<_> = test_set
+        .iter()
+        .map(|s| (right_chain(s.len()), Vec::new()))
+        .collect();
     let chain_uas = evaluate(&test_set, &chain).uas;
     eprintln!("CRF UAS {uas:.4}, true model {true_uas:.4}, right chain {chain_uas:.4}");
     assert!(
@@ -96,7 +103,9 @@ fn crf_recovers_a_sampled_model() {
 #[test]
 fn training_is_deterministic_across_thread_counts() {
     let mut r = rng(9, 0);
-    let truth: Vec<f64> = (0..1usize << BITS).map(|_| r.random::<f64>() - 0.5).collect();
+    let truth: Vec<f64> = (0..1usize << BITS)
+        .map(|_| r.random::<f64>() - 0.5)
+        .collect();
     let (train_set, _) = sample(60, 3, &truth);
     let config = TrainConfig {
         epochs: 2,

@@ -143,7 +143,8 @@ fn baseline(name: &str, test: &[Sentence], heads: impl Fn(&Sentence) -> Vec<usiz
 fn unconstrained(trained: &Trained, test: &[Sentence]) -> (f64, f64, f64) {
     let (mut mst_multi, mut greedy_multi, mut greedy_bad) = (0, 0, 0);
     for s in test {
-        let theta = SentenceFeatures::new(s, trained.parser.bits()).scores(trained.parser.weights());
+        let theta =
+            SentenceFeatures::new(s, trained.parser.bits()).scores(trained.parser.weights());
         if let Ok(t) = Graph::from_scores(&theta).and_then(|g| g.best_tree(Rooting::Multi)) {
             mst_multi += usize::from(t.root_children().len() > 1);
         }
@@ -201,7 +202,10 @@ fn plot(path: &Path, curves: &[(String, Vec<f64>)], epochs: usize) -> Result<(),
         .flat_map(|c| c.1.iter().copied())
         .fold(100.0, f64::min);
     let mut chart = ChartBuilder::on(&root)
-        .caption("CRF, non-projective, single root: test UAS without punctuation", ("sans-serif", 18))
+        .caption(
+            "CRF, non-projective, single root: test UAS without punctuation",
+            ("sans-serif", 18),
+        )
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(55)
@@ -213,17 +217,32 @@ fn plot(path: &Path, curves: &[(String, Vec<f64>)], epochs: usize) -> Result<(),
         .y_desc("UAS (%)")
         .draw()
         .map_err(|e| err(&e))?;
-    let colors = [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40)];
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+    ];
     for (i, (name, ys)) in curves.iter().enumerate() {
         let color = colors[i % colors.len()];
-        let points: Vec<(f64, f64)> = ys.iter().enumerate().map(|(e, &y)| ((e + 1) as f64, y)).collect();
+        let points: Vec<(f64, f64)> = ys
+            .iter()
+            .enumerate()
+            .map(|(e, &y)| ((e + 1) as f64, y))
+            .collect();
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
             .map_err(|e| err(&e))?
             .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
         chart
-            .draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 3, color.filled())),
+            )
             .map_err(|e| err(&e))?;
     }
     chart
@@ -267,23 +286,56 @@ fn report() -> Result<(), String> {
         let dir = o.ud.join(lang);
         let (train_set, bad_train) = read(&split(&dir, "dev")?)?;
         let (test, bad_test) = read(&split(&dir, "test")?)?;
-        eprintln!("{lang}: {} training, {} test sentences", train_set.len(), test.len());
+        eprintln!(
+            "{lang}: {} training, {} test sentences",
+            train_set.len(),
+            test.len()
+        );
         let words: usize = train_set.iter().map(Sentence::len).sum();
         let mut rows = Vec::new();
         let mut crf_np = None;
         let mut crf_p_epoch = 0.0;
         let mut perceptron_epoch = 0.0;
         for (objective, structure, rooting) in [
-            (Objective::Crf, Structure::Nonprojective, RootingChoice::Single),
+            (
+                Objective::Crf,
+                Structure::Nonprojective,
+                RootingChoice::Single,
+            ),
             (Objective::Crf, Structure::Projective, RootingChoice::Single),
-            (Objective::Hinge, Structure::Nonprojective, RootingChoice::Single),
-            (Objective::Hinge, Structure::Projective, RootingChoice::Single),
-            (Objective::Perceptron, Structure::Nonprojective, RootingChoice::Single),
-            (Objective::Perceptron, Structure::Projective, RootingChoice::Single),
-            (Objective::Crf, Structure::Nonprojective, RootingChoice::Multi),
+            (
+                Objective::Hinge,
+                Structure::Nonprojective,
+                RootingChoice::Single,
+            ),
+            (
+                Objective::Hinge,
+                Structure::Projective,
+                RootingChoice::Single,
+            ),
+            (
+                Objective::Perceptron,
+                Structure::Nonprojective,
+                RootingChoice::Single,
+            ),
+            (
+                Objective::Perceptron,
+                Structure::Projective,
+                RootingChoice::Single,
+            ),
+            (
+                Objective::Crf,
+                Structure::Nonprojective,
+                RootingChoice::Multi,
+            ),
             (Objective::Crf, Structure::Projective, RootingChoice::Multi),
         ] {
-            let name = format!("{} {} {}-root", objective.name(), structure.name(), rooting.name());
+            let name = format!(
+                "{} {} {}-root",
+                objective.name(),
+                structure.name(),
+                rooting.name()
+            );
             let config = TrainConfig {
                 objective,
                 structure,
@@ -295,7 +347,8 @@ fn report() -> Result<(), String> {
                 && rooting == RootingChoice::Single;
             let (row, trained) = run(&name, &train_set, &test, &config, curve)?;
             rows.push(row);
-            let per_epoch = trained.epochs.iter().map(|e| e.seconds).sum::<f64>() / o.epochs.max(1) as f64;
+            let per_epoch =
+                trained.epochs.iter().map(|e| e.seconds).sum::<f64>() / o.epochs.max(1) as f64;
             if curve {
                 curves.push((
                     lang.clone(),
@@ -341,9 +394,17 @@ fn report() -> Result<(), String> {
             )?;
             rows.push(row);
         }
-        rows.push(baseline("baseline: left chain", &test, |s| left_chain(s.len())));
-        rows.push(baseline("baseline: right chain", &test, |s| right_chain(s.len())));
-        rows.push(baseline("baseline: nearest attachment (UPOS rules)", &test, nearest_attachment));
+        rows.push(baseline("baseline: left chain", &test, |s| {
+            left_chain(s.len())
+        }));
+        rows.push(baseline("baseline: right chain", &test, |s| {
+            right_chain(s.len())
+        }));
+        rows.push(baseline(
+            "baseline: nearest attachment (UPOS rules)",
+            &test,
+            nearest_attachment,
+        ));
         let (trained, per_epoch) = crf_np.ok_or("no CRF run")?;
         let used = trained.sentences;
         let _ = writeln!(
@@ -352,8 +413,18 @@ fn report() -> Result<(), String> {
             used as f64 / per_epoch / threads as f64
         );
         let (mst, greedy_multi, greedy_bad) = unconstrained(&trained, &test);
-        let _ = writeln!(roots, "| {lang} | {} | {} | {} |", pct(mst), pct(greedy_multi), pct(greedy_bad));
-        summary.push((lang.clone(), rows[0].scores.uas_no_punct, rows[rows.len() - 1].scores.uas_no_punct));
+        let _ = writeln!(
+            roots,
+            "| {lang} | {} | {} | {} |",
+            pct(mst),
+            pct(greedy_multi),
+            pct(greedy_bad)
+        );
+        summary.push((
+            lang.clone(),
+            rows[0].scores.uas_no_punct,
+            rows[rows.len() - 1].scores.uas_no_punct,
+        ));
         let _ = writeln!(
             md,
             "### {lang}\n\nTrained on `{}` ({} sentences, {} malformed skipped), tested on `{}` ({} sentences, {} malformed skipped).\n\n{}",
@@ -384,7 +455,13 @@ fn report() -> Result<(), String> {
     }
     let headline: String = summary
         .iter()
-        .map(|(l, crf, near)| format!("{l} {:.1}% (nearest-attachment baseline {:.1}%)", 100.0 * crf, 100.0 * near))
+        .map(|(l, crf, near)| {
+            format!(
+                "{l} {:.1}% (nearest-attachment baseline {:.1}%)",
+                100.0 * crf,
+                100.0 * near
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let text = format!(
@@ -422,6 +499,11 @@ The single-root decoders of the tables above always output well-formed single-ro
         secs = start.elapsed().as_secs_f64(),
     );
     std::fs::write(&o.out, text).map_err(|e| format!("{}: {e}", o.out.display()))?;
-    eprintln!("wrote {} and {} in {:.0} s", o.out.display(), svg.display(), start.elapsed().as_secs_f64());
+    eprintln!(
+        "wrote {} and {} in {:.0} s",
+        o.out.display(),
+        svg.display(),
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }
