@@ -236,15 +236,20 @@ pub fn hinge(
     }
     let best = decode(&augmented, structure, rooting, line)?;
     let loss = tree_score(&augmented, best.heads()) - tree_score(theta, gold);
-    let mut grad = vec![vec![0.0; n1]; n1];
-    if loss > 0.0 {
-        indicator(n1, best.heads(), 1.0, &mut grad);
-        indicator(n1, gold, -1.0, &mut grad);
-    }
     Ok(SentenceLoss {
         loss: loss.max(0.0),
-        grad,
+        grad: difference(n1, best.heads(), gold, loss > 0.0),
     })
+}
+
+/// `1[ŷ] − 1[gold]` in the `(n+1) × (n+1)` layout, or zeros when not `active`.
+fn difference(n1: usize, best: &[usize], gold: &[usize], active: bool) -> Vec<Vec<f64>> {
+    let mut grad = vec![vec![0.0; n1]; n1];
+    if active {
+        indicator(n1, best, 1.0, &mut grad);
+        indicator(n1, gold, -1.0, &mut grad);
+    }
+    grad
 }
 
 /// The perceptron's update direction: `1[ŷ] − 1[gold]` for the best tree `ŷ`
@@ -261,20 +266,15 @@ pub fn perceptron(
 ) -> Result<SentenceLoss> {
     let n1 = theta.len();
     let best = decode(theta, structure, rooting, line)?;
-    let mut grad = vec![vec![0.0; n1]; n1];
     let wrong = best
         .heads()
         .iter()
         .zip(gold)
         .filter(|(a, b)| a != b)
         .count();
-    if wrong > 0 {
-        indicator(n1, best.heads(), 1.0, &mut grad);
-        indicator(n1, gold, -1.0, &mut grad);
-    }
     Ok(SentenceLoss {
         loss: wrong as f64,
-        grad,
+        grad: difference(n1, best.heads(), gold, wrong > 0),
     })
 }
 

@@ -108,7 +108,19 @@ fn coordinates(data: &[(Sentence, SentenceFeatures)]) -> Vec<usize> {
     c
 }
 
-fn check_crf(rooting: Rooting, structure: Structure) {
+type Data = [(Sentence, SentenceFeatures)];
+type Loss = fn(
+    &[Vec<f64>],
+    &[usize],
+    Structure,
+    Rooting,
+    usize,
+) -> spantree_parser::Result<objective::SentenceLoss>;
+type Oracle = fn(&[f64], &Data, Rooting, Structure) -> f64;
+
+/// The summed loss and its gradient by the code under test against the
+/// enumerated objective and its central differences with step `h`.
+fn check(loss_of: Loss, oracle: Oracle, seed: u64, h: f64, rooting: Rooting, structure: Structure) {
     let data: Vec<_> = treebank()
         .into_iter()
         .map(|s| {
@@ -116,27 +128,49 @@ fn check_crf(rooting: Rooting, structure: Structure) {
             (s, f)
         })
         .collect();
-    let w = weights(7);
+    let w = weights(seed);
     let mut grad = vec![0.0; w.len()];
     let mut loss = 0.0;
     for (s, f) in &data {
-        let l =
-            objective::crf(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
+        let l = loss_of(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
         loss += l.loss;
         f.accumulate(&l.grad, 1.0, &mut grad);
     }
-    let reference = crf_by_enumeration(&w, &data, rooting, structure);
+    let reference = oracle(&w, &data, rooting, structure);
     assert!((loss - reference).abs() < 1e-10, "{loss} vs {reference}");
-    let h = 1e-4;
     for i in coordinates(&data) {
         let (mut plus, mut minus) = (w.clone(), w.clone());
         plus[i] += h;
         minus[i] -= h;
-        let fd = (crf_by_enumeration(&plus, &data, rooting, structure)
-            - crf_by_enumeration(&minus, &data, rooting, structure))
+        let fd = (oracle(&plus, &data, rooting, structure)
+            - oracle(&minus, &data, rooting, structure))
             / (2.0 * h);
         assert!((grad[i] - fd).abs() < 1e-6, "w[{i}]: {} vs {fd}", grad[i]);
     }
+}
+
+fn check_crf(rooting: Rooting, structure: Structure) {
+    check(
+        objective::crf,
+        crf_by_enumeration,
+        7,
+        1e-4,
+        rooting,
+        structure,
+    );
+}
+
+/// The hinge is piecewise linear: away from ties its subgradient is the
+/// gradient, which finite differences see exactly (up to rounding).
+fn check_hinge(rooting: Rooting, structure: Structure) {
+    check(
+        objective::hinge,
+        hinge_by_enumeration,
+        11,
+        1e-6,
+        rooting,
+        structure,
+    );
 }
 
 #[test]
@@ -157,39 +191,6 @@ fn crf_gradient_projective_single_root() {
 #[test]
 fn crf_gradient_projective_multi_root() {
     check_crf(Rooting::Multi, Structure::Projective);
-}
-
-/// The hinge is piecewise linear: away from ties its subgradient is the
-/// gradient, which finite differences see exactly (up to rounding).
-fn check_hinge(rooting: Rooting, structure: Structure) {
-    let data: Vec<_> = treebank()
-        .into_iter()
-        .map(|s| {
-            let f = SentenceFeatures::new(&s, BITS);
-            (s, f)
-        })
-        .collect();
-    let w = weights(11);
-    let mut grad = vec![0.0; w.len()];
-    let mut loss = 0.0;
-    for (s, f) in &data {
-        let l =
-            objective::hinge(&f.scores(&w), &s.heads(), structure, rooting, s.line).expect("loss");
-        loss += l.loss;
-        f.accumulate(&l.grad, 1.0, &mut grad);
-    }
-    let reference = hinge_by_enumeration(&w, &data, rooting, structure);
-    assert!((loss - reference).abs() < 1e-10, "{loss} vs {reference}");
-    let h = 1e-6;
-    for i in coordinates(&data) {
-        let (mut plus, mut minus) = (w.clone(), w.clone());
-        plus[i] += h;
-        minus[i] -= h;
-        let fd = (hinge_by_enumeration(&plus, &data, rooting, structure)
-            - hinge_by_enumeration(&minus, &data, rooting, structure))
-            / (2.0 * h);
-        assert!((grad[i] - fd).abs() < 1e-6, "w[{i}]: {} vs {fd}", grad[i]);
-    }
 }
 
 #[test]
