@@ -51,6 +51,9 @@ pub struct TrainArgs {
     /// GE: how many sentences (the first in the file) keep their trees.
     #[arg(long, default_value_t = 100)]
     pub labeled: usize,
+    /// GE: weight of the GE term `‖E[f] − t‖²` per unlabeled sentence.
+    #[arg(long, default_value_t = 0.01)]
+    pub ge_weight: f64,
     /// GE: weight of the entropy regulariser on unlabeled sentences.
     #[arg(long, default_value_t = 0.0)]
     pub entropy: f64,
@@ -88,6 +91,7 @@ pub fn run(args: &TrainArgs) -> Result<(), ParserError> {
         bits: args.bits,
         seed: args.seed,
         labeled: args.labeled,
+        ge_weight: args.ge_weight,
         entropy_weight: args.entropy,
         progress: !args.quiet,
         ..TrainConfig::default()

@@ -69,7 +69,7 @@ impl Default for TrainConfig {
             label_bits: 19,
             seed: 1,
             labeled: 100,
-            ge_weight: 1.0,
+            ge_weight: 0.01,
             entropy_weight: 0.0,
             progress: false,
         }

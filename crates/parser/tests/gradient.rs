@@ -208,6 +208,17 @@ fn hinge_subgradient_projective() {
 /// GE: `‖E[f] − t‖²` with `E[f]` from the enumerated distribution.
 #[test]
 fn ge_gradient_against_enumeration() {
+    ge_case(1.0, 0.0);
+}
+
+/// GE plus entropy regularisation `0.7 ‖E[f] − t‖² + 0.5 H`, `H = −Σ p ln p`
+/// over the enumerated trees.
+#[test]
+fn ge_with_entropy_gradient_against_enumeration() {
+    ge_case(0.7, 0.5);
+}
+
+fn ge_case(weight: f64, entropy: f64) {
     let s = treebank().remove(2);
     let f = SentenceFeatures::new(&s, BITS);
     let classes = [0usize, 1, 2, 3, 2, 2];
@@ -221,22 +232,25 @@ fn ge_gradient_against_enumeration() {
         let trees = enumerate(&theta, rooting, Structure::Nonprojective);
         let ln_z = log_sum_exp(trees.iter().map(|t| t.1));
         let mut e = vec![0.0; dim];
+        let mut h = 0.0;
         for (heads, score) in &trees {
             let p = (score - ln_z).exp();
+            h -= p * (score - ln_z);
             for (i, &h) in heads.iter().enumerate() {
                 let m = i + 1;
                 e[classes[m] * count * 2 + classes[h] * 2 + usize::from(h < m)] += p;
             }
         }
-        e.iter().zip(&targets).map(|(a, b)| (a - b) * (a - b)).sum()
+        let g: f64 = e.iter().zip(&targets).map(|(a, b)| (a - b) * (a - b)).sum();
+        weight * g + entropy * h
     };
     let w = weights(3);
     let l = objective::ge(
         &f.scores(&w),
         &ge,
         &targets,
-        1.0,
-        0.0,
+        weight,
+        entropy,
         Structure::Nonprojective,
         rooting,
         1,
