@@ -1,7 +1,7 @@
 //! # spantree-conllu
 //!
-//! A small CoNLL-U reader for spantree: words, gold heads and gold labels of
-//! the basic dependency tree, for the command, the reports and training
+//! A small CoNLL-U reader for spantree: words (form, lemma, tags, features),
+//! gold heads and gold labels of the basic dependency tree, for the command, the reports and training
 //! code alike. It depends on nothing of spantree; heads are `0` for the root
 //! and `1..=n` for the words, as in the format.
 //!
