@@ -124,7 +124,7 @@ impl BackendKind {
         false
     }
 
-    /// The names, for messages: `accurate, f64, log, exact`.
+    /// The names, for messages: `accurate, f64, log, exact, high`.
     pub fn known() -> String {
         BACKENDS.iter().map(|b| b.1).collect::<Vec<_>>().join(", ")
     }

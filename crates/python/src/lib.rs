@@ -319,6 +319,8 @@ struct Shape {
 /// A batch on one backend, type-erased for the Python class.
 trait AnyBatch: Send + Sync {
     fn as_any(&self) -> &dyn Any;
+    /// Whether the backend prints at more than `f64` precision.
+    fn precise(&self) -> bool;
     /// The items that failed to build.
     fn failures(&self) -> Vec<Failure>;
     /// Every question of `asks` of every item, in one pass over the items
@@ -539,6 +541,10 @@ fn lay_out<S: Scalar, T: Clone>(
 impl<B: Backend> AnyBatch for Models<B> {
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn precise(&self) -> bool {
+        precise::<B>()
     }
 
     fn failures(&self) -> Vec<Failure> {
@@ -842,6 +848,13 @@ impl Batch {
     #[getter]
     fn exact(&self) -> bool {
         self.backend.is_exact()
+    }
+
+    /// Whether values are decimal strings at more than `f64` precision
+    /// (the high-precision backend).
+    #[getter]
+    fn precise(&self) -> bool {
+        self.inner.precise()
     }
 
     /// `(B, N+1, L, labeled)`.
