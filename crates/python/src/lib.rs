@@ -27,7 +27,10 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use spantree_api::typed::{self, ScoredTree};
-use spantree_api::{parse_rooting, Backend, BackendKind, Quantity, UsageError, WithBackend};
+use spantree_api::{
+    parse_rooting, Backend, BackendKind, Quantity, Request, Structure, UsageError, WithBackend,
+};
+use spantree_core::decode::projective::Projective;
 use spantree_core::{
     ArcFeatures, ArcRef, Divergence, Error, Graph, Matrix, Model, Rooting, Scalar, SecondOrder,
 };
@@ -597,113 +600,184 @@ impl<B: Backend> AnyBatch for Models<B> {
                 let item = ask.item_shape(&self.shape, extra);
                 let column = answers.iter().map(|a| &a[k]);
                 if ask.is_trees() {
-                    self.trees(column, item[0])
+                    trees(self.shape, column, item[0])
                 } else {
-                    self.flatten(column, item.iter().product())
+                    flatten::<B>(self.shape, column, item.iter().product())
                 }
             })
             .collect())
     }
 }
 
-impl<B: Backend> Models<B> {
-    /// The answers to one question, laid out flat with padding.
-    fn flatten<'a>(
-        &self,
-        answers: impl ExactSizeIterator<Item = &'a Result<Answer<B::Scalar>, Error>>,
-        block: usize,
-    ) -> (Flat, Vec<Failure>)
-    where
-        B: 'a,
-    {
-        let mut failures = Vec::new();
-        let shape = self.shape;
-        let count = answers.len();
-        let text = |exact: bool| {
-            move |x: &B::Scalar| {
-                let t = if exact {
-                    B::exact_text(x)
-                } else {
-                    B::precise_text(x)
-                };
-                t.unwrap_or_else(|| format!("{:?}", x.to_f64()))
-            }
-        };
-        if B::EXACT || precise::<B>() {
-            let mut out = vec!["0".to_owned(); block * count];
-            for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
-                match a {
-                    Ok(a) => lay_out(a, shape, chunk, &text(B::EXACT), &|x: f64| format!("{x:?}")),
-                    Err(e) => failures.push(failure(i, e)),
-                }
-            }
-            let flat = if B::EXACT {
-                Flat::Exact(out)
+/// The answers to one question, laid out flat with padding.
+fn flatten<'a, B: Backend + 'a>(
+    shape: Shape,
+    answers: impl ExactSizeIterator<Item = &'a Result<Answer<B::Scalar>, Error>>,
+    block: usize,
+) -> (Flat, Vec<Failure>) {
+    let mut failures = Vec::new();
+    let count = answers.len();
+    let text = |exact: bool| {
+        move |x: &B::Scalar| {
+            let t = if exact {
+                B::exact_text(x)
             } else {
-                Flat::Precise(out)
+                B::precise_text(x)
             };
-            return (flat, failures);
+            t.unwrap_or_else(|| format!("{:?}", x.to_f64()))
         }
-        let mut out = vec![0.0; block * count];
+    };
+    if B::EXACT || precise::<B>() {
+        let mut out = vec!["0".to_owned(); block * count];
         for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
             match a {
-                Ok(a) => lay_out(a, shape, chunk, &|x: &B::Scalar| x.to_f64(), &|x| x),
-                Err(e) => {
-                    // A failed item holds NaN, never a number that looks valid.
-                    chunk.fill(f64::NAN);
-                    failures.push(failure(i, e));
-                }
+                Ok(a) => lay_out(a, shape, chunk, &text(B::EXACT), &|x: f64| format!("{x:?}")),
+                Err(e) => failures.push(failure(i, e)),
             }
         }
-        (Flat::Float(out), failures)
+        let flat = if B::EXACT {
+            Flat::Exact(out)
+        } else {
+            Flat::Precise(out)
+        };
+        return (flat, failures);
+    }
+    let mut out = vec![0.0; block * count];
+    for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
+        match a {
+            Ok(a) => lay_out(a, shape, chunk, &|x: &B::Scalar| x.to_f64(), &|x| x),
+            Err(e) => {
+                // A failed item holds NaN, never a number that looks valid.
+                chunk.fill(f64::NAN);
+                failures.push(failure(i, e));
+            }
+        }
+    }
+    (Flat::Float(out), failures)
+}
+
+/// Tree answers laid out as [`Flat::Trees`] with `k` trees per item.
+fn trees<'a, S: 'a>(
+    shape: Shape,
+    answers: impl ExactSizeIterator<Item = &'a Result<Answer<S>, Error>>,
+    k: usize,
+) -> (Flat, Vec<Failure>) {
+    let words = shape.side - 1;
+    let count = answers.len();
+    let mut heads = vec![-1i64; count * k * words];
+    let mut labels = shape.labeled.then(|| vec![-1i64; count * k * words]);
+    let mut values = vec![f64::NEG_INFINITY; count * k];
+    let mut failures = Vec::new();
+    for (i, a) in answers.enumerate() {
+        match a {
+            Ok(Answer::Trees(trees)) => {
+                for (j, (tree, value)) in trees.iter().enumerate().take(k) {
+                    let at = (i * k + j) * words;
+                    for (w, &h) in tree.heads().iter().enumerate() {
+                        heads[at + w] = h as i64;
+                    }
+                    if let (Some(out), Some(ls)) = (labels.as_mut(), tree.labels()) {
+                        for (w, &l) in ls.iter().enumerate() {
+                            out[at + w] = l as i64;
+                        }
+                    }
+                    values[i * k + j] = *value;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                values[i * k..(i + 1) * k].fill(f64::NAN);
+                failures.push(failure(i, e));
+            }
+        }
+    }
+    (
+        Flat::Trees {
+            heads,
+            labels,
+            values,
+        },
+        failures,
+    )
+}
+
+/// A batch of projective distributions: Eisner's chart per item, in `f64`
+/// log space (the quantities of [`Structure::Projective`]).
+struct Charts {
+    shape: Shape,
+    items: Vec<Result<(Projective, Graph<f64>), Error>>,
+}
+
+impl Charts {
+    fn answer(
+        &self,
+        ask: Ask,
+        chart: &Projective,
+        graph: &Graph<f64>,
+    ) -> Result<Answer<f64>, Error> {
+        let labeled = self.shape.labeled;
+        Ok(match ask {
+            Ask::LogPartition => Answer::Float(chart.log_partition()?),
+            Ask::Marginals if labeled => Answer::Labels(chart.label_marginals()?),
+            Ask::Marginals => Answer::Labels(vec![chart.marginals()?]),
+            Ask::Entropy => Answer::Scalar(chart.entropy()?),
+            Ask::GradEntropy => Answer::Labels(chart.grad_entropy()?),
+            Ask::BestTree => {
+                let tree = chart.best_tree()?;
+                let score = tree.score(graph)?;
+                Answer::Trees(vec![(tree, score)])
+            }
+            // `Batch::ask` refuses the others through the front end's check.
+            _ => return Err(Error::Unsupported("this quantity over projective trees")),
+        })
+    }
+}
+
+impl AnyBatch for Charts {
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 
-    /// Tree answers laid out as [`Flat::Trees`] with `k` trees per item.
-    fn trees<'a>(
+    fn precise(&self) -> bool {
+        false
+    }
+
+    fn failures(&self) -> Vec<Failure> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| m.as_ref().err().map(|e| failure(i, e)))
+            .collect()
+    }
+
+    fn ask(
         &self,
-        answers: impl ExactSizeIterator<Item = &'a Result<Answer<B::Scalar>, Error>>,
-        k: usize,
-    ) -> (Flat, Vec<Failure>)
-    where
-        B: 'a,
-    {
-        let words = self.shape.side - 1;
-        let count = answers.len();
-        let mut heads = vec![-1i64; count * k * words];
-        let mut labels = self.shape.labeled.then(|| vec![-1i64; count * k * words]);
-        let mut values = vec![f64::NEG_INFINITY; count * k];
-        let mut failures = Vec::new();
-        for (i, a) in answers.enumerate() {
-            match a {
-                Ok(Answer::Trees(trees)) => {
-                    for (j, (tree, value)) in trees.iter().enumerate().take(k) {
-                        let at = (i * k + j) * words;
-                        for (w, &h) in tree.heads().iter().enumerate() {
-                            heads[at + w] = h as i64;
-                        }
-                        if let (Some(out), Some(ls)) = (labels.as_mut(), tree.labels()) {
-                            for (w, &l) in ls.iter().enumerate() {
-                                out[at + w] = l as i64;
-                            }
-                        }
-                        values[i * k + j] = *value;
-                    }
+        asks: &[Ask],
+        _other: Option<&dyn AnyBatch>,
+        extra: &Extra,
+        threads: usize,
+    ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
+        let answers = run(threads, self.items.len(), |i| {
+            asks.iter()
+                .map(|&ask| match &self.items[i] {
+                    Ok((chart, graph)) => self.answer(ask, chart, graph),
+                    Err(e) => Err(e.clone()),
+                })
+                .collect::<Vec<_>>()
+        })?;
+        Ok(asks
+            .iter()
+            .enumerate()
+            .map(|(k, ask)| {
+                let item = ask.item_shape(&self.shape, extra);
+                let column = answers.iter().map(|a| &a[k]);
+                if ask.is_trees() {
+                    trees(self.shape, column, item[0])
+                } else {
+                    flatten::<spantree_faer::F64>(self.shape, column, item.iter().product())
                 }
-                Ok(_) => {}
-                Err(e) => {
-                    values[i * k..(i + 1) * k].fill(f64::NAN);
-                    failures.push(failure(i, e));
-                }
-            }
-        }
-        (
-            Flat::Trees {
-                heads,
-                labels,
-                values,
-            },
-            failures,
-        )
+            })
+            .collect())
     }
 }
 
@@ -713,46 +787,68 @@ struct Build<'a> {
     shape: Shape,
     n_words: &'a [usize],
     rooting: Rooting,
+    structure: Structure,
     threads: usize,
 }
 
-impl WithBackend for Build<'_> {
-    type Output = Result<Box<dyn AnyBatch>, String>;
-
-    fn run<B: Backend>(self, backend: &B) -> Self::Output {
+impl Build<'_> {
+    /// Item `i`'s validated graph of `n_words[i]` words.
+    fn graph(&self, i: usize) -> Result<Graph<f64>, Error> {
         let Shape {
             side,
             labels,
             labeled,
             ..
         } = self.shape;
+        let n = self.n_words[i];
+        if n + 1 > side {
+            return Err(Error::Mismatch {
+                what: "n_words (at most the padded size N)",
+                expected: side - 1,
+                found: n,
+            });
+        }
         let per_item = side * side * labels;
+        let item = &self.scores[i * per_item..(i + 1) * per_item];
+        let at = |h: usize, m: usize, l: usize| item[(h * side + m) * labels + l];
+        if labeled {
+            let rows: Vec<Vec<Vec<f64>>> = (0..=n)
+                .map(|h| {
+                    (0..=n)
+                        .map(|m| (0..labels).map(|l| at(h, m, l)).collect())
+                        .collect()
+                })
+                .collect();
+            Graph::from_labeled_scores(&rows)
+        } else {
+            let rows: Vec<Vec<f64>> = (0..=n)
+                .map(|h| (0..=n).map(|m| at(h, m, 0)).collect())
+                .collect();
+            Graph::from_scores(&rows)
+        }
+    }
+}
+
+impl WithBackend for Build<'_> {
+    type Output = Result<Box<dyn AnyBatch>, String>;
+
+    fn run<B: Backend>(self, backend: &B) -> Self::Output {
+        if self.structure == Structure::Projective {
+            // Eisner's chart in f64 log space, whatever the (float) backend.
+            let items = run(self.threads, self.n_words.len(), |i| {
+                let graph = self.graph(i)?;
+                graph
+                    .spanning_tree(self.rooting)
+                    .map_err(Error::NoSpanningTree)?;
+                Ok((Projective::new(&graph, self.rooting)?, graph))
+            })?;
+            return Ok(Box::new(Charts {
+                shape: self.shape,
+                items,
+            }));
+        }
         let items = run(self.threads, self.n_words.len(), |i| {
-            let n = self.n_words[i];
-            if n + 1 > side {
-                return Err(Error::Mismatch {
-                    what: "n_words (at most the padded size N)",
-                    expected: side - 1,
-                    found: n,
-                });
-            }
-            let item = &self.scores[i * per_item..(i + 1) * per_item];
-            let at = |h: usize, m: usize, l: usize| item[(h * side + m) * labels + l];
-            let graph = if labeled {
-                let rows: Vec<Vec<Vec<f64>>> = (0..=n)
-                    .map(|h| {
-                        (0..=n)
-                            .map(|m| (0..labels).map(|l| at(h, m, l)).collect())
-                            .collect()
-                    })
-                    .collect();
-                Graph::from_labeled_scores(&rows)?
-            } else {
-                let rows: Vec<Vec<f64>> = (0..=n)
-                    .map(|h| (0..=n).map(|m| at(h, m, 0)).collect())
-                    .collect();
-                Graph::from_scores(&rows)?
-            };
+            let graph = self.graph(i)?;
             let model = Model::new(backend.clone(), &graph, self.rooting)?;
             model.spanning_tree().map_err(Error::NoSpanningTree)?;
             Ok(model)
@@ -780,9 +876,25 @@ fn usage(e: UsageError) -> PyErr {
 struct Batch {
     inner: Box<dyn AnyBatch>,
     backend: BackendKind,
+    rooting: Rooting,
+    structure: Structure,
     shape: Shape,
     /// Items that failed at construction, in the form of [`Failure`].
     failures: Vec<Failure>,
+}
+
+/// The front end's request for `quantities` over the trees of `structure`:
+/// its checks (projective trees need a float backend and have only some
+/// quantities) are the command's.
+fn request(
+    backend: BackendKind,
+    rooting: Rooting,
+    quantities: &[Quantity],
+    structure: Structure,
+) -> PyResult<Request> {
+    Request::unchecked(backend, rooting, quantities, false)
+        .with_structure(structure)
+        .map_err(usage)
 }
 
 #[pymethods]
@@ -790,7 +902,10 @@ impl Batch {
     /// `scores`: `[B, N+1, N+1, L]` float64 (`L = 1` and `labeled = False`
     /// for plain graphs); `n_words`: `B` sentence lengths `1 ≤ n ≤ N`.
     #[new]
-    #[pyo3(signature = (scores, n_words, labeled, rooting, backend, threads))]
+    /// `structure`: `"nonprojective"` (all spanning trees) or
+    /// `"projective"` (Eisner's chart).
+    #[pyo3(signature = (scores, n_words, labeled, rooting, backend, threads, structure="nonprojective"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         scores: PyReadonlyArray4<'_, f64>,
@@ -799,9 +914,18 @@ impl Batch {
         rooting: &str,
         backend: &str,
         threads: usize,
+        structure: &str,
     ) -> PyResult<Self> {
         let backend: BackendKind = backend.parse().map_err(usage)?;
         let rooting = parse_rooting(rooting).map_err(usage)?;
+        let known = [Structure::Nonprojective, Structure::Projective];
+        let Some(structure) = known.into_iter().find(|s| s.name() == structure) else {
+            return Err(PyValueError::new_err((
+                "usage",
+                format!("unknown structure {structure:?}: nonprojective or projective"),
+            )));
+        };
+        request(backend, rooting, &[], structure)?;
         let dims = scores.shape().to_vec();
         let shape = Shape {
             items: dims[0],
@@ -825,6 +949,7 @@ impl Batch {
                 shape,
                 n_words: &n_words,
                 rooting,
+                structure,
                 threads,
             })
         });
@@ -833,9 +958,17 @@ impl Batch {
         Ok(Batch {
             inner,
             backend,
+            rooting,
+            structure,
             shape,
             failures,
         })
+    }
+
+    /// `"nonprojective"` or `"projective"`.
+    #[getter]
+    fn structure(&self) -> &'static str {
+        self.structure.name()
     }
 
     /// The backend's name.
@@ -909,6 +1042,7 @@ impl Batch {
             let (ask, quantity) = Ask::parse(name, *param)?;
             if let Some(q) = quantity {
                 q.check(self.backend).map_err(usage)?;
+                request(self.backend, self.rooting, &[q], self.structure)?;
             }
             parsed.push(ask);
         }

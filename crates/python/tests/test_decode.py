@@ -108,7 +108,7 @@ def test_samples_are_the_commands_trees():
     lines = "".join(json.dumps({"id": i, "scores": json_scores(g)}) + "\n"
                     for i, g in enumerate(gs))
     run = subprocess.run(
-        spantree_command() + ["infer", "-q", "samples:6,kbest:2", "--seed", "4"],
+        spantree_command() + ["infer", "--quantities", "samples:6,kbest:2", "--seed", "4"],
         input=lines, capture_output=True, text=True, check=True)
     records = [json.loads(r) for r in run.stdout.splitlines()]
     s, n = pad(gs)
@@ -120,3 +120,35 @@ def test_samples_are_the_commands_trees():
         np.testing.assert_allclose(draw.log_prob[i], [t["log_prob"] for t in rec["samples"]],
                                    rtol=1e-12)
         assert [list(h[:words]) for h in top.heads[i]] == [t["heads"] for t in rec["kbest"]]
+
+
+def projective(heads):
+    """Whether no two arcs cross (the root 0 at the left of every word)."""
+    arcs = [(min(h, m), max(h, m)) for m, h in enumerate(heads, 1)]
+    return not any(a < c < b < d for a, b in arcs for c, d in arcs)
+
+
+@pytest.mark.parametrize("rooting", ROOTINGS)
+def test_projective_structure(rooting):
+    rng = np.random.default_rng(26)
+    for n in (2, 3, 4):
+        s = random_scores(rng, n, forbid=0.1)
+        b = Brute(s, rooting)
+        # The projective distribution: the enumerated trees without crossings.
+        items = [(arcs, w) for arcs, w in b.items if projective([a[0] for a in arcs])]
+        z = sum(w for _, w in items)
+        d = spantree.TreeDistribution(s, rooting=rooting, structure="projective")
+        np.testing.assert_allclose(d.log_partition(), math.log(z), rtol=1e-10)
+        mu = np.zeros(s.shape)
+        for arcs, w in items:
+            for h, m, _ in arcs:
+                mu[h, m] += float(w / z)
+        np.testing.assert_allclose(d.marginals(), mu, rtol=1e-9, atol=1e-12)
+        h = -math.fsum(float(w / z) * math.log(w / z) for _, w in items)
+        np.testing.assert_allclose(d.entropy(), h, rtol=1e-9)
+        best = max(items, key=lambda t: t[1])[0]
+        assert tuple(d.best_tree().heads) == tuple(a[0] for a in best)
+    with pytest.raises(spantree.UsageError):
+        d.kbest(2)  # not defined over projective trees
+    with pytest.raises(spantree.UsageError):
+        spantree.TreeDistribution(s, structure="projective", backend="exact")

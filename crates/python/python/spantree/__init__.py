@@ -155,6 +155,12 @@ class TreeDistribution:
         thread (safe in forked data loaders), 0 uses all cores.
     labeled : whether the last axis holds labels; by default 4-D input is
         labeled and 2-D/3-D input is not.
+    structure : ``"nonprojective"`` (default: every spanning tree) or
+        ``"projective"`` (trees without crossing arcs, Eisner's chart in
+        float64 log space, ``O(n^3)``): ``log_partition``, ``marginals``,
+        ``entropy``, ``grad_entropy`` and ``best_tree`` only (the command's
+        ``--structure projective``); other quantities, and the ``exact``
+        backend, raise ``UsageError``.
     errors : ``"raise"`` (default): a bad item raises its exception (the
         first bad item, by index), naming the item and the arc; nothing is
         returned. ``"return"``: every method returns ``(values, errors)``,
@@ -178,6 +184,7 @@ class TreeDistribution:
         threads: int = 1,
         labeled: Optional[bool] = None,
         errors: str = "raise",
+        structure: str = "nonprojective",
     ):
         if errors not in ("raise", "return"):
             raise UsageError("usage", f'errors must be "raise" or "return", got {errors!r}')
@@ -212,7 +219,8 @@ class TreeDistribution:
             n_words = [int(n) for n in n_words]
         try:
             self._batch = _Batch(
-                np.ascontiguousarray(scores), n_words, labeled, rooting, backend, threads
+                np.ascontiguousarray(scores), n_words, labeled, rooting, backend, threads,
+                structure,
             )
         except ValueError as e:
             raise _native_error(e) from None
@@ -223,6 +231,7 @@ class TreeDistribution:
         self.rooting = rooting
         self.backend = self._batch.backend
         self.labeled = labeled
+        self.structure = structure
         self._build_errors = [_item_error(f) for f in self._batch.failures]
         if errors == "raise" and self._build_errors:
             raise self._build_errors[0]
@@ -547,9 +556,10 @@ def _split(values, single):
 
 def _one_shot(name, doc):
     def f(scores, n_words=None, *, rooting="single", backend="accurate", threads=1,
-          labeled=None, errors="raise"):
+          labeled=None, errors="raise", structure="nonprojective"):
         d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend,
-                             threads=threads, labeled=labeled, errors=errors)
+                             threads=threads, labeled=labeled, errors=errors,
+                             structure=structure)
         return getattr(d, name)()
 
     f.__name__ = f.__qualname__ = name
