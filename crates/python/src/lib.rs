@@ -87,6 +87,9 @@ enum Answer<S> {
     Trees(Vec<ScoredTree>),
 }
 
+/// One item's answer to one question, or why there is none.
+type Answered<S> = Result<Answer<S>, Error>;
+
 /// A question put to every item of a batch.
 #[derive(Clone, Copy, Debug)]
 enum Ask {
@@ -551,11 +554,7 @@ impl<B: Backend> AnyBatch for Models<B> {
     }
 
     fn failures(&self) -> Vec<Failure> {
-        self.items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| m.as_ref().err().map(|e| failure(i, e)))
-            .collect()
+        failures_of(&self.items)
     }
 
     fn ask(
@@ -593,20 +592,38 @@ impl<B: Backend> AnyBatch for Models<B> {
                 })
                 .collect::<Vec<_>>()
         })?;
-        Ok(asks
-            .iter()
-            .enumerate()
-            .map(|(k, ask)| {
-                let item = ask.item_shape(&self.shape, extra);
-                let column = answers.iter().map(|a| &a[k]);
-                if ask.is_trees() {
-                    trees(self.shape, column, item[0])
-                } else {
-                    flatten::<B>(self.shape, column, item.iter().product())
-                }
-            })
-            .collect())
+        Ok(lay_out_all::<B>(self.shape, asks, extra, &answers))
     }
+}
+
+/// The items that failed to build, as [`Failure`]s.
+fn failures_of<T>(items: &[Result<T, Error>]) -> Vec<Failure> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.as_ref().err().map(|e| failure(i, e)))
+        .collect()
+}
+
+/// Every item's answers (`answers[i][k]` to `asks[k]`) laid out per question.
+fn lay_out_all<B: Backend>(
+    shape: Shape,
+    asks: &[Ask],
+    extra: &Extra,
+    answers: &[Vec<Answered<B::Scalar>>],
+) -> Vec<(Flat, Vec<Failure>)> {
+    asks.iter()
+        .enumerate()
+        .map(|(k, ask)| {
+            let item = ask.item_shape(&shape, extra);
+            let column = answers.iter().map(|a| &a[k]);
+            if ask.is_trees() {
+                trees(shape, column, item[0])
+            } else {
+                flatten::<B>(shape, column, item.iter().product())
+            }
+        })
+        .collect()
 }
 
 /// The answers to one question, laid out flat with padding.
@@ -743,11 +760,7 @@ impl AnyBatch for Charts {
     }
 
     fn failures(&self) -> Vec<Failure> {
-        self.items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| m.as_ref().err().map(|e| failure(i, e)))
-            .collect()
+        failures_of(&self.items)
     }
 
     fn ask(
@@ -765,19 +778,9 @@ impl AnyBatch for Charts {
                 })
                 .collect::<Vec<_>>()
         })?;
-        Ok(asks
-            .iter()
-            .enumerate()
-            .map(|(k, ask)| {
-                let item = ask.item_shape(&self.shape, extra);
-                let column = answers.iter().map(|a| &a[k]);
-                if ask.is_trees() {
-                    trees(self.shape, column, item[0])
-                } else {
-                    flatten::<spantree_faer::F64>(self.shape, column, item.iter().product())
-                }
-            })
-            .collect())
+        Ok(lay_out_all::<spantree_faer::F64>(
+            self.shape, asks, extra, &answers,
+        ))
     }
 }
 

@@ -37,6 +37,21 @@ def test_values_and_gradients_against_the_oracle(rooting):
         assert not grad_lz[i, k:].any() and not grad_lz[i, :, k:].any()
 
 
+def kl_on_common_arcs(s, q, n, rooting):
+    """KL as a function of the scores of the arcs both p and q allow (the
+    variables of gradcheck), and those scores."""
+    mask = torch.isfinite(s.detach()) & torch.isfinite(q.detach())
+    base_p = torch.where(mask, s.detach(), torch.tensor(-np.inf, dtype=torch.float64))
+    base_q = torch.where(mask, q.detach(), torch.tensor(-np.inf, dtype=torch.float64))
+
+    def kl(a, b):
+        return st.kl(base_p.masked_scatter(mask, a), base_q.masked_scatter(mask, b), n, rooting=rooting)
+
+    xa = s.detach()[mask].clone().requires_grad_(True)
+    xb = q.detach()[mask].clone().requires_grad_(True)
+    return kl, xa, xb
+
+
 def finite_only(f, s):
     """f of the finite entries of s (gradcheck perturbs every input entry;
     -inf entries are structure, not variables)."""
@@ -59,16 +74,7 @@ def test_gradcheck_and_gradgradcheck(rooting):
     assert torch.autograd.gradcheck(f, (x,))
     f, x = finite_only(lambda t: st.entropy(t, n, rooting=rooting), s)
     assert torch.autograd.gradcheck(f, (x,))
-    _, q, _ = scores_batch(seed=13)
-    mask = torch.isfinite(s.detach()) & torch.isfinite(q.detach())
-    base_p = torch.where(mask, s.detach(), torch.tensor(-np.inf, dtype=torch.float64))
-    base_q = torch.where(mask, q.detach(), torch.tensor(-np.inf, dtype=torch.float64))
-
-    def kl(a, b):
-        return st.kl(base_p.masked_scatter(mask, a), base_q.masked_scatter(mask, b), n, rooting=rooting)
-
-    xa = s.detach()[mask].clone().requires_grad_(True)
-    xb = q.detach()[mask].clone().requires_grad_(True)
+    kl, xa, xb = kl_on_common_arcs(s, scores_batch(seed=13)[1], n, rooting)
     assert torch.autograd.gradcheck(kl, (xa, xb))
 
 
@@ -127,16 +133,7 @@ def test_second_derivatives_of_entropy_and_kl(rooting):
     _, s, n = scores_batch(seed=19)
     f, x = finite_only(lambda t: st.entropy(t, n, rooting=rooting), s)
     assert torch.autograd.gradgradcheck(f, (x,))
-    _, q, _ = scores_batch(seed=20)
-    mask = torch.isfinite(s.detach()) & torch.isfinite(q.detach())
-    base_p = torch.where(mask, s.detach(), torch.tensor(-np.inf, dtype=torch.float64))
-    base_q = torch.where(mask, q.detach(), torch.tensor(-np.inf, dtype=torch.float64))
-
-    def kl(a, b):
-        return st.kl(base_p.masked_scatter(mask, a), base_q.masked_scatter(mask, b), n, rooting=rooting)
-
-    xa = s.detach()[mask].clone().requires_grad_(True)
-    xb = q.detach()[mask].clone().requires_grad_(True)
+    kl, xa, xb = kl_on_common_arcs(s, scores_batch(seed=20)[1], n, rooting)
     assert torch.autograd.gradgradcheck(kl, (xa, xb))
 
 

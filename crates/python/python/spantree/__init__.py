@@ -346,23 +346,12 @@ class TreeDistribution:
                 out = (tree, out[1]) if self._errors == "return" else tree
             return out
         if self._batch.precise:
-            out = np.empty(len(values), dtype=object)
-            out[:] = [PreciseFloat(v) for v in values]
-            out = out.reshape(shape)
-            for i, e in enumerate(errors):
-                if e is not None:
-                    out[i] = None
-            return self._finish(out, errors)
-        if self._batch.exact and name == "log_partition":
+            out = _objects(values, PreciseFloat, shape, errors)
+        elif self._batch.exact and name == "log_partition":
             # ln Z is a float on every backend (its text is the f64's repr).
             out = np.array([float(v) for v in values]).reshape(shape)
         elif self._batch.exact:
-            out = np.empty(len(values), dtype=object)
-            out[:] = [Fraction(v) for v in values]
-            out = out.reshape(shape)
-            for i, e in enumerate(errors):
-                if e is not None:
-                    out[i] = None
+            out = _objects(values, Fraction, shape, errors)
         else:
             out = np.asarray(values).reshape(shape)
         return self._finish(out, errors)
@@ -542,6 +531,17 @@ class TreeDistribution:
         if features_s is not None:
             extra["features_s"] = self._features(features_s)
         return self._ask("covariance", **extra)
+
+
+def _objects(texts, convert, shape, errors):
+    """An object array of convert(text), None for the failed items."""
+    out = np.empty(len(texts), dtype=object)
+    out[:] = [convert(v) for v in texts]
+    out = out.reshape(shape)
+    for i, e in enumerate(errors):
+        if e is not None:
+            out[i] = None
+    return out
 
 
 def _item_error(failure):

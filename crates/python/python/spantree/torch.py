@@ -48,6 +48,10 @@ def _dist(scores: torch.Tensor, n_words: torch.Tensor, rooting: str, backend: st
     )
 
 
+def _dists(p, q, n_words, rooting, backend):
+    return _dist(p, n_words, rooting, backend), _dist(q, n_words, rooting, backend)
+
+
 def _tensor(values, like: torch.Tensor) -> torch.Tensor:
     # The exact backend answers Fractions: a tensor holds their nearest floats.
     return torch.from_numpy(np.asarray(values, dtype=np.float64)).to(like.device)
@@ -183,8 +187,7 @@ _entropy.register_autograd(_entropy_backward, setup_context=_save)
 def _kl(
     p: torch.Tensor, q: torch.Tensor, n_words: torch.Tensor, rooting: str, backend: str
 ) -> torch.Tensor:
-    dp = _dist(p, n_words, rooting, backend)
-    dq = _dist(q, n_words, rooting, backend)
+    dp, dq = _dists(p, q, n_words, rooting, backend)
     return _tensor(dp.kl(dq), p)
 
 
@@ -197,8 +200,7 @@ def _(p, q, n_words, rooting, backend):
 def _grad_kl(
     p: torch.Tensor, q: torch.Tensor, n_words: torch.Tensor, rooting: str, backend: str
 ) -> torch.Tensor:
-    dp = _dist(p, n_words, rooting, backend)
-    dq = _dist(q, n_words, rooting, backend)
+    dp, dq = _dists(p, q, n_words, rooting, backend)
     wrt_p, wrt_q = dp.grad_kl(dq)
     return _tensor(np.stack([wrt_p, wrt_q]), p)
 
@@ -213,8 +215,7 @@ def _grad_kl_jvp(
     p: torch.Tensor, q: torch.Tensor, n_words: torch.Tensor, v: torch.Tensor, rooting: str,
     backend: str,
 ) -> torch.Tensor:
-    dp = _dist(p, n_words, rooting, backend)
-    dq = _dist(q, n_words, rooting, backend)
+    dp, dq = _dists(p, q, n_words, rooting, backend)
     v = v.detach().cpu().to(torch.float64).numpy()
     wrt_p, wrt_q = dp.grad_kl_jvp(dq, v[0], v[1])
     return _tensor(np.stack([wrt_p, wrt_q]), p)
