@@ -28,7 +28,16 @@ pub enum BackendKind {
     /// default; without it, GMP is not built and the name is refused).
     #[cfg(feature = "exact")]
     Exact,
+    /// `high`: [`HighFloat`], MPFR floats of 256 bits (with the `exact`
+    /// feature, which builds MPFR).
+    #[cfg(feature = "exact")]
+    High,
 }
+
+/// The high-precision backend of [`BackendKind::High`]: 256-bit binary
+/// floats (about 77 significant digits).
+#[cfg(feature = "exact")]
+pub type HighFloat = spantree_exact::HighPrecision<256>;
 
 /// One row per backend: the kind, its name, one line of help, whether its
 /// numbers have `ln`/`exp` ([`Transcendental`]).
@@ -60,16 +69,27 @@ const BACKENDS: &[(BackendKind, &str, &str, bool)] = &[
         "Exact rationals (spantree_exact::Exact); slow beyond a few dozen words",
         false,
     ),
+    #[cfg(feature = "exact")]
+    (
+        BackendKind::High,
+        "high",
+        "256-bit MPFR floats, about 77 significant digits, logarithms included \
+         (spantree_exact::HighPrecision<256>): a reference value for every quantity; \
+         slow beyond a few dozen words",
+        true,
+    ),
 ];
 
 impl BackendKind {
     /// Every backend of this build, in the order of the help.
-    pub const ALL: [BackendKind; 3 + cfg!(feature = "exact") as usize] = [
+    pub const ALL: [BackendKind; 3 + 2 * cfg!(feature = "exact") as usize] = [
         BackendKind::Accurate,
         BackendKind::F64,
         BackendKind::Log,
         #[cfg(feature = "exact")]
         BackendKind::Exact,
+        #[cfg(feature = "exact")]
+        BackendKind::High,
     ];
 
     fn row(self) -> &'static (BackendKind, &'static str, &'static str, bool) {
@@ -79,7 +99,7 @@ impl BackendKind {
         row
     }
 
-    /// The name: `"accurate"`, `"f64"`, `"log"`, `"exact"`.
+    /// The name: `"accurate"`, `"f64"`, `"log"`, `"exact"`, `"high"`.
     pub fn name(self) -> &'static str {
         self.row().1
     }
@@ -104,7 +124,7 @@ impl BackendKind {
         false
     }
 
-    /// The names, for messages: `accurate, f64, log, exact`.
+    /// The names, for messages: `accurate, f64, log, exact, high`.
     pub fn known() -> String {
         BACKENDS.iter().map(|b| b.1).collect::<Vec<_>>().join(", ")
     }
@@ -118,6 +138,8 @@ impl BackendKind {
             BackendKind::Log => task.run(&spantree_faer::ShiftedF64),
             #[cfg(feature = "exact")]
             BackendKind::Exact => task.run(&spantree_exact::Exact),
+            #[cfg(feature = "exact")]
+            BackendKind::High => task.run(&HighFloat::default()),
         }
     }
 }
@@ -179,6 +201,13 @@ pub trait Backend: Engine {
     /// The exact text of a value (`"p/q"`, or `"p"` for integers), on exact
     /// backends; `None` on floating-point ones.
     fn exact_text(x: &Self::Scalar) -> Option<String>;
+
+    /// The decimal text of a value at the backend's full precision, on
+    /// backends more precise than `f64` (the high-precision one: about 77
+    /// significant digits); `None` elsewhere.
+    fn precise_text(_x: &Self::Scalar) -> Option<String> {
+        None
+    }
 
     /// The evaluation of the quantities that need `ln` and `exp` of the
     /// scalar, or `None` when it has neither (exact rationals): generic code
@@ -299,6 +328,61 @@ impl Backend for spantree_exact::Exact {
     }
     fn exact_text(x: &Self::Scalar) -> Option<String> {
         Some(x.to_string())
+    }
+}
+
+#[cfg(feature = "exact")]
+impl Backend for HighFloat {
+    const EXACT: bool = false;
+    /// A rational string (`"3/7"`, `"0.1"`), rounded once to 256 bits.
+    fn weight_from_str(text: &str) -> Result<Self::Scalar, String> {
+        <spantree_exact::Exact as Backend>::weight_from_str(text).map(|r| (&r).into())
+    }
+    fn exact_text(_: &Self::Scalar) -> Option<String> {
+        None
+    }
+    fn precise_text(x: &Self::Scalar) -> Option<String> {
+        Some(x.to_string())
+    }
+    fn logarithms() -> Option<LogEval<Self>> {
+        logarithmic::<Self>()
+    }
+    fn information() -> Option<Information<Self>> {
+        Some(Information::new())
+    }
+    /// Through [`Model::new`] when every weight is an `f64` (JSON numbers
+    /// are), which keeps the `f64` graph that Rényi entropies, norms and
+    /// decoders need; weights read from rational strings stay at 256 bits.
+    fn weights_model(
+        &self,
+        graph: &Graph<Self::Scalar>,
+        rooting: Rooting,
+    ) -> Result<Model<Self>, Error> {
+        let n1 = graph.n() + 1;
+        let exact_f64 = |x: &Self::Scalar| {
+            let f = x.to_f64();
+            (Self::Scalar::from_f64(f) == *x).then_some(f)
+        };
+        let cells: Option<Vec<Vec<Vec<f64>>>> = (0..n1)
+            .map(|h| {
+                (0..n1)
+                    .map(|m| graph.values(h, m).iter().map(exact_f64).collect())
+                    .collect()
+            })
+            .collect();
+        match cells {
+            Some(rows) if graph.is_labeled() => {
+                Model::new(*self, &Graph::from_labeled_weights(&rows)?, rooting)
+            }
+            Some(rows) => {
+                let rows: Vec<Vec<f64>> = rows
+                    .into_iter()
+                    .map(|r| r.into_iter().map(|c| c[0]).collect())
+                    .collect();
+                Model::new(*self, &Graph::from_weights(&rows)?, rooting)
+            }
+            None => Model::from_scalar_graph(*self, graph, rooting),
+        }
     }
 }
 

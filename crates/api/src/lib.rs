@@ -5,7 +5,7 @@
 //! quantities and handed over records" and the library's `Model`.
 //!
 //! * [`backend`]: the backend chosen at run time by name ([`BackendKind`]:
-//!   `accurate`, `f64`, `log`, `exact`; `FromStr`, `Display`, and
+//!   `accurate`, `f64`, `log`, `exact`, `high`; `FromStr`, `Display`, and
 //!   `clap::ValueEnum` with the `clap` feature), and the [`Backend`] trait,
 //!   what the front end needs of a backend beyond the library's;
 //! * [`quantity`]: the quantity registry, one table ([`quantity::REGISTRY`])

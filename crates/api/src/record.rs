@@ -427,13 +427,7 @@ fn eval<B: Backend>(
             write_tree(&tree, score, out)?;
         }
         Quantity::MbrTree => {
-            let tree = model.mbr_tree()?;
-            let mu = model.label_marginals()?;
-            let mut score = 0.0;
-            for (h, m) in tree.arcs() {
-                let l = tree.label(m).unwrap_or(0);
-                score += mu[(l, h, m)].to_f64();
-            }
+            let (tree, score) = crate::typed::mbr_tree(model)?;
             field(name, out);
             write_tree(&tree, score, out)?;
         }

@@ -120,7 +120,7 @@ fn backend_and_rooting_names_round_trip() {
         // Only exact numbers lack logarithms.
         assert_eq!(kind.has_logarithms(), !kind.is_exact(), "{kind}");
     }
-    assert_eq!(BackendKind::known(), "accurate, f64, log, exact");
+    assert_eq!(BackendKind::known(), "accurate, f64, log, exact, high");
     assert_eq!(
         "f32".parse::<BackendKind>(),
         Err(UsageError::UnknownBackend { name: "f32".into() })

@@ -20,12 +20,20 @@
 
 use std::any::Any;
 
-use numpy::{PyArray1, PyReadonlyArray4, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyReadonlyArray2, PyReadonlyArray4, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use spantree_api::{parse_rooting, Backend, BackendKind, Quantity, UsageError, WithBackend};
-use spantree_core::{Divergence, Error, Graph, Matrix, Model, Rooting, Scalar};
+use spantree_api::typed::{self, ScoredTree};
+use spantree_api::{
+    parse_rooting, Backend, BackendKind, Quantity, Request, Structure, UsageError, WithBackend,
+};
+use spantree_core::decode::projective::Projective;
+use spantree_core::{
+    ArcFeatures, ArcRef, Divergence, Error, Graph, Matrix, Model, Rooting, Scalar, SecondOrder,
+};
 
 /// A failed batch item: `(item, kind, message, arc)`, the arc as
 /// `(head, dependent, label)` when the error names one.
@@ -40,10 +48,20 @@ type Failure = (
 type Asked = (Py<PyAny>, Vec<usize>, Vec<Failure>);
 
 /// The values of one request over a batch, flat in row-major order with
-/// padding, as `f64` or (exact backend) as rational strings.
+/// padding, as `f64`, as rational strings (exact backend), as decimal
+/// strings at full precision (high-precision backend), or as trees.
 enum Flat {
     Float(Vec<f64>),
     Exact(Vec<String>),
+    Precise(Vec<String>),
+    /// `K` trees per item: heads `[B, K, N]` and labels (labeled input)
+    /// padded with `-1`, one number per tree `[B, K]` (`-∞` for a missing
+    /// tree of a k-best list, NaN for a failed item).
+    Trees {
+        heads: Vec<i64>,
+        labels: Option<Vec<i64>>,
+        values: Vec<f64>,
+    },
 }
 
 /// What one batch item answers, before it is laid out.
@@ -58,7 +76,19 @@ enum Answer<S> {
     Labels(Vec<Matrix<S>>),
     /// Two of those (gradients with respect to `p` and to `q`).
     Pair(Vec<Matrix<S>>, Vec<Matrix<S>>),
+    /// One `R × S` matrix (a covariance).
+    Dense(Matrix<S>),
+    /// Per-label matrices computed in `f64` whatever the backend
+    /// (complex-step Hessian–vector products).
+    F64Labels(Vec<Matrix<f64>>),
+    /// Two of those.
+    F64Pair(Vec<Matrix<f64>>, Vec<Matrix<f64>>),
+    /// Trees, each with its number.
+    Trees(Vec<ScoredTree>),
 }
+
+/// One item's answer to one question, or why there is none.
+type Answered<S> = Result<Answer<S>, Error>;
 
 /// A question put to every item of a batch.
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +104,17 @@ enum Ask {
     Kl,
     GradKl,
     MarginalsVjp,
+    BestTree,
+    MbrTree,
+    Samples(usize),
+    KBest(usize),
+    ExpectedAttachment,
+    GradExpectedAttachment,
+    Ge,
+    GradGe,
+    Covariance,
+    GradEntropyJvp,
+    GradKlJvp,
 }
 
 impl Ask {
@@ -92,6 +133,26 @@ impl Ask {
             "kl" => (Ask::Kl, quantity("kl")),
             "grad_kl" => (Ask::GradKl, quantity("grad_kl")),
             "marginals_vjp" => (Ask::MarginalsVjp, quantity("marginals")),
+            "best_tree" => (Ask::BestTree, quantity("best_tree")),
+            "mbr_tree" => (Ask::MbrTree, quantity("mbr_tree")),
+            // The registry checks the count's domain (a whole number ≥ 1).
+            "samples" | "kbest" => {
+                let q: Quantity = format!("{name}:{param}").parse().map_err(usage)?;
+                let k = param as usize;
+                let ask = if name == "samples" {
+                    Ask::Samples(k)
+                } else {
+                    Ask::KBest(k)
+                };
+                (ask, Some(q))
+            }
+            "expected_attachment" => (Ask::ExpectedAttachment, quantity(name)),
+            "grad_expected_attachment" => (Ask::GradExpectedAttachment, quantity(name)),
+            "ge" => (Ask::Ge, quantity("ge")),
+            "grad_ge" => (Ask::GradGe, quantity("grad_ge")),
+            "covariance" => (Ask::Covariance, quantity("covariance")),
+            "grad_entropy_jvp" => (Ask::GradEntropyJvp, quantity("grad_entropy")),
+            "grad_kl_jvp" => (Ask::GradKlJvp, quantity("grad_kl")),
             _ => {
                 return Err(PyValueError::new_err((
                     "unknown_quantity",
@@ -101,8 +162,17 @@ impl Ask {
         })
     }
 
-    /// Item shape: 0 for a number, 1 for matrices, 2 for a pair of them.
-    fn rank(self) -> usize {
+    /// The shape of one item's answer, without the batch axis: `[]` for a
+    /// number, `[N+1, N+1(, L)]` for matrices, `[2, …]` for a pair, `[R, S]`
+    /// for a covariance, `[K, N]` for `K` trees.
+    fn item_shape(self, shape: &Shape, extra: &Extra) -> Vec<usize> {
+        let matrices = || {
+            let mut s = vec![shape.side, shape.side];
+            if shape.labeled {
+                s.push(shape.labels);
+            }
+            s
+        };
         match self {
             Ask::LogPartition
             | Ask::Partition
@@ -110,10 +180,136 @@ impl Ask {
             | Ask::Renyi(_)
             | Ask::LpNorm(_)
             | Ask::CrossEntropy
-            | Ask::Kl => 0,
-            Ask::Marginals | Ask::GradEntropy | Ask::MarginalsVjp => 1,
-            Ask::GradKl => 2,
+            | Ask::Kl
+            | Ask::ExpectedAttachment
+            | Ask::Ge => vec![],
+            Ask::Marginals
+            | Ask::GradEntropy
+            | Ask::MarginalsVjp
+            | Ask::GradExpectedAttachment
+            | Ask::GradGe
+            | Ask::GradEntropyJvp => matrices(),
+            Ask::GradKl | Ask::GradKlJvp => [vec![2], matrices()].concat(),
+            Ask::Covariance => {
+                let r = extra.features.as_ref().map_or(0, |f| f.1);
+                let s = extra.features_s.as_ref().map_or(r, |f| f.1);
+                vec![r, s]
+            }
+            Ask::BestTree | Ask::MbrTree => vec![1, shape.side - 1],
+            Ask::Samples(k) | Ask::KBest(k) => vec![k, shape.side - 1],
         }
+    }
+
+    fn is_trees(self) -> bool {
+        matches!(
+            self,
+            Ask::BestTree | Ask::MbrTree | Ask::Samples(_) | Ask::KBest(_)
+        )
+    }
+}
+
+/// Per-call inputs that some questions read, padded over the batch like
+/// the scores (`B` items, side `N+1`, `L` labels).
+#[derive(Default)]
+struct Extra {
+    /// `[B, N+1, N+1, L]`: the seed of `marginals_vjp`, the direction of
+    /// the Hessian–vector products (of `p`'s scores for KL).
+    seed: Option<Vec<f64>>,
+    /// `[B, N+1, N+1, L]`: the direction along `q`'s scores (KL).
+    seed_q: Option<Vec<f64>>,
+    /// `[B, N]`: reference heads (expected attachment), `heads[m-1]` of word `m`.
+    heads: Option<Vec<i64>>,
+    /// `[B, N]`: reference labels (labeled expected attachment).
+    labels: Option<Vec<i64>>,
+    /// `[B, N+1, N+1, L, F]` dense arc features and `F`.
+    features: Option<(Vec<f64>, usize)>,
+    /// `[B, N+1, N+1, L, S]`: the second features of a covariance, and `S`.
+    features_s: Option<(Vec<f64>, usize)>,
+    /// `[B, F]`: GE targets.
+    targets: Option<Vec<f64>>,
+    /// The seed of the samplers (item `i` draws from stream `i + 1`).
+    sample_seed: u64,
+}
+
+impl Extra {
+    /// Item `i`'s block of a per-item array.
+    fn block<T>(v: &[T], i: usize, items: usize) -> &[T] {
+        let size = v.len() / items.max(1);
+        &v[i * size..(i + 1) * size]
+    }
+
+    /// Item `i`'s reference tree, the first `n` entries.
+    fn tree(
+        &self,
+        i: usize,
+        n: usize,
+        items: usize,
+    ) -> Result<(Vec<usize>, Option<Vec<usize>>), Error> {
+        let missing = Error::Unsupported("expected attachment without reference heads");
+        let heads = self.heads.as_ref().ok_or(missing)?;
+        // Negative entries are refused by the Python half.
+        let take = |v: &[i64]| -> Vec<usize> {
+            Self::block(v, i, items)[..n]
+                .iter()
+                .map(|&x| x.max(0) as usize)
+                .collect()
+        };
+        Ok((take(heads), self.labels.as_deref().map(take)))
+    }
+
+    /// Item `i`'s dense features as sparse [`ArcFeatures`] of the arcs of
+    /// its `n` words (labeled entries per label on labeled input).
+    fn arc_features<S: Scalar>(
+        dense: &(Vec<f64>, usize),
+        i: usize,
+        n: usize,
+        shape: &Shape,
+    ) -> Result<ArcFeatures<S>, Error> {
+        let (values, dim) = (Self::block(&dense.0, i, shape.items), dense.1);
+        let (side, labels) = (shape.side, shape.labels);
+        let mut r = ArcFeatures::new(dim);
+        for h in 0..=n {
+            for m in 1..=n {
+                if h == m {
+                    continue;
+                }
+                for l in 0..labels {
+                    let at = ((h * side + m) * labels + l) * dim;
+                    let entry: Vec<(usize, S)> = values[at..at + dim]
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, x)| **x != 0.0)
+                        .map(|(k, x)| (k, S::from_f64(*x)))
+                        .collect();
+                    if !entry.is_empty() {
+                        let label = shape.labeled.then_some(l);
+                        let arc = ArcRef {
+                            head: h,
+                            dependent: m,
+                            label,
+                        };
+                        r.push(arc, entry)?;
+                    }
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Item `i`'s `(n+1) × (n+1)` matrices, one per label, of a seed array.
+    fn matrices(
+        seed: Option<&Vec<f64>>,
+        i: usize,
+        n: usize,
+        shape: &Shape,
+    ) -> Result<Vec<Matrix<f64>>, Error> {
+        let seed = seed.ok_or(Error::Unsupported("a product without a direction"))?;
+        let seed = Self::block(seed, i, shape.items);
+        let (side, labels) = (shape.side, shape.labels);
+        let count = if shape.labeled { labels } else { 1 };
+        Ok((0..count)
+            .map(|l| Matrix::from_fn(n + 1, n + 1, |h, m| seed[(h * side + m) * labels + l]))
+            .collect())
     }
 }
 
@@ -126,26 +322,11 @@ struct Shape {
     labeled: bool,
 }
 
-impl Shape {
-    /// The shape of one item's answer, without the batch axis.
-    fn item(&self, rank: usize) -> Vec<usize> {
-        let mut s = Vec::new();
-        if rank == 2 {
-            s.push(2);
-        }
-        if rank >= 1 {
-            s.extend([self.side, self.side]);
-            if self.labeled {
-                s.push(self.labels);
-            }
-        }
-        s
-    }
-}
-
 /// A batch on one backend, type-erased for the Python class.
 trait AnyBatch: Send + Sync {
     fn as_any(&self) -> &dyn Any;
+    /// Whether the backend prints at more than `f64` precision.
+    fn precise(&self) -> bool;
     /// The items that failed to build.
     fn failures(&self) -> Vec<Failure>;
     /// Every question of `asks` of every item, in one pass over the items
@@ -155,7 +336,7 @@ trait AnyBatch: Send + Sync {
         &self,
         asks: &[Ask],
         other: Option<&dyn AnyBatch>,
-        seed: Option<&[f64]>,
+        extra: &Extra,
         threads: usize,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String>;
 }
@@ -202,23 +383,48 @@ fn failure(item: usize, e: &Error) -> Failure {
     (item, e.kind(), e.to_string(), arc_of(e))
 }
 
+/// Whether the backend's numbers print at more than `f64` precision.
+fn precise<B: Backend>() -> bool {
+    B::precise_text(&B::Scalar::one()).is_some()
+}
+
 impl<B: Backend> Models<B> {
-    /// One item's answer.
+    /// Item `i`'s answer.
     fn answer(
         &self,
         ask: Ask,
+        i: usize,
         model: &Model<B>,
         q: Option<&Model<B>>,
-        seed: Option<&[f64]>,
+        extra: &Extra,
     ) -> Result<Answer<B::Scalar>, Error> {
         let info = || B::information().ok_or(Error::Unsupported("a logarithmic quantity"));
         let q = || q.ok_or(Error::Unsupported("a divergence without q"));
+        let shape = &self.shape;
+        let n = model.n();
+        let graph = || {
+            model
+                .graph()
+                .ok_or(Error::Unsupported("a model without f64 scores"))
+        };
+        let features = |dense: Option<&(Vec<f64>, usize)>| {
+            let dense = dense.ok_or(Error::Unsupported("a quantity without features"))?;
+            Extra::arc_features::<B::Scalar>(dense, i, n, shape)
+        };
+        let targets = || -> Result<Vec<B::Scalar>, Error> {
+            let t = extra
+                .targets
+                .as_ref()
+                .ok_or(Error::Unsupported("GE without targets"))?;
+            let t = Extra::block(t, i, shape.items);
+            Ok(t.iter().map(|&x| B::Scalar::from_f64(x)).collect())
+        };
         Ok(match ask {
+            // ln Z at the backend's precision where it has more than f64's.
+            Ask::LogPartition if precise::<B>() => Answer::Scalar((info()?.log_partition)(model)?),
             Ask::LogPartition => Answer::Float(model.log_partition()?),
             Ask::Partition => Answer::Scalar(model.partition()?),
-            Ask::Marginals if self.shape.labeled => {
-                Answer::Labels(model.label_marginals()?.into_vec())
-            }
+            Ask::Marginals if shape.labeled => Answer::Labels(model.label_marginals()?.into_vec()),
             Ask::Marginals => Answer::Labels(vec![model.marginals()?]),
             Ask::Entropy => Answer::Scalar((info()?.entropy)(model)?),
             Ask::GradEntropy => Answer::Labels((info()?.grad_entropy)(model)?.into_vec()),
@@ -231,31 +437,75 @@ impl<B: Backend> Models<B> {
                 Answer::Pair(pair.wrt_p.into_vec(), pair.wrt_q.into_vec())
             }
             Ask::MarginalsVjp => {
-                let seed = seed.ok_or(Error::Unsupported("marginals_vjp without a seed"))?;
-                let side = self.shape.side;
-                let labels = self.shape.labels;
-                let n1 = model.n() + 1;
-                // The seed's labels for this item, read off the padded layout.
-                let seeds: Vec<Matrix<B::Scalar>> = (0..labels)
-                    .map(|l| {
-                        Matrix::from_fn(n1, n1, |h, m| {
-                            B::Scalar::from_f64(seed[(h * side + m) * labels + l])
-                        })
-                    })
+                let seeds = Extra::matrices(extra.seed.as_ref(), i, n, shape)?;
+                let seeds: Vec<Matrix<B::Scalar>> = seeds
+                    .iter()
+                    .map(|m| m.map(|&x| B::Scalar::from_f64(x)))
                     .collect();
-                let seeds = if self.shape.labeled {
-                    seeds
-                } else {
-                    seeds.into_iter().take(1).collect()
-                };
                 Answer::Labels(model.label_marginals_vjp(&seeds)?.into_vec())
+            }
+            Ask::BestTree => Answer::Trees(vec![typed::best_tree(model)?]),
+            Ask::MbrTree => Answer::Trees(vec![typed::mbr_tree(model)?]),
+            Ask::Samples(k) => {
+                Answer::Trees(typed::samples(model, k, extra.sample_seed, i as u64 + 1)?)
+            }
+            Ask::KBest(k) => Answer::Trees(model.k_best(k)?),
+            Ask::ExpectedAttachment | Ask::GradExpectedAttachment => {
+                let (heads, labels) = extra.tree(i, n, shape.items)?;
+                if matches!(ask, Ask::ExpectedAttachment) {
+                    Answer::Scalar(model.expected_attachment(&heads, labels.as_deref())?)
+                } else {
+                    let grad = model.grad_expected_attachment(&heads, labels.as_deref())?;
+                    Answer::Labels(grad.into_vec())
+                }
+            }
+            Ask::Ge => Answer::Scalar(
+                model.ge_objective(&features(extra.features.as_ref())?, &targets()?)?,
+            ),
+            Ask::GradGe => {
+                let f = features(extra.features.as_ref())?;
+                Answer::Labels(model.grad_ge_objective(&f, &targets()?)?.into_vec())
+            }
+            Ask::Covariance => {
+                let r = features(extra.features.as_ref())?;
+                let s = match extra.features_s {
+                    Some(_) => features(extra.features_s.as_ref())?,
+                    None => r.clone(),
+                };
+                Answer::Dense(model.covariance(&r, &s, SecondOrder::Auto)?)
+            }
+            Ask::GradEntropyJvp => {
+                let v = Extra::matrices(extra.seed.as_ref(), i, n, shape)?;
+                let hv = typed::grad_entropy_jvp(graph()?, model.rooting(), &v)?;
+                Answer::F64Labels(hv.into_vec())
+            }
+            Ask::GradKlJvp => {
+                let q_graph = q()?
+                    .graph()
+                    .ok_or(Error::Unsupported("a model without f64 scores"))?;
+                let vp = Extra::matrices(extra.seed.as_ref(), i, n, shape)?;
+                let vq = Extra::matrices(extra.seed_q.as_ref(), i, n, shape)?;
+                let hv = typed::grad_kl_jvp(graph()?, q_graph, model.rooting(), &vp, &vq)?;
+                Answer::F64Pair(hv.wrt_p.into_vec(), hv.wrt_q.into_vec())
             }
         })
     }
 }
 
-/// Writes one item's answer into its padded block `out` (zeros beyond the
-/// item's words).
+/// Writes per-label matrices into a padded block (`[h][m][ℓ]`).
+fn lay_matrices<S, T>(ms: &[Matrix<S>], shape: Shape, out: &mut [T], f: &impl Fn(&S) -> T) {
+    let (side, labels) = (shape.side, shape.labels);
+    for (l, m) in ms.iter().enumerate() {
+        for h in 0..m.rows() {
+            for d in 0..m.cols() {
+                out[(h * side + d) * labels + l] = f(&m[(h, d)]);
+            }
+        }
+    }
+}
+
+/// Writes one item's answer (not trees) into its padded block `out` (zeros
+/// beyond the item's words).
 fn lay_out<S: Scalar, T: Clone>(
     answer: &Answer<S>,
     shape: Shape,
@@ -263,29 +513,34 @@ fn lay_out<S: Scalar, T: Clone>(
     number: &impl Fn(&S) -> T,
     float: &impl Fn(f64) -> T,
 ) {
-    let side = shape.side;
-    let labels = shape.labels;
-    let matrices = |ms: &[Matrix<S>], out: &mut [T]| {
-        for (l, m) in ms.iter().enumerate() {
-            for h in 0..m.rows() {
-                for d in 0..m.cols() {
-                    out[(h * side + d) * labels + l] = number(&m[(h, d)]);
-                }
-            }
-        }
-    };
+    let float_ref = |x: &f64| float(*x);
+    let half = out.len() / 2;
     match answer {
         Answer::Float(x) => out[0] = float(*x),
         Answer::Scalar(x) => out[0] = number(x),
         Answer::Divergence(Divergence::Finite(x)) => out[0] = number(x),
         Answer::Divergence(Divergence::Infinite { .. }) => out[0] = float(f64::INFINITY),
-        Answer::Labels(ms) => matrices(ms, out),
+        Answer::Labels(ms) => lay_matrices(ms, shape, out, number),
         Answer::Pair(p, q) => {
-            let half = out.len() / 2;
             let (a, b) = out.split_at_mut(half);
-            matrices(p, a);
-            matrices(q, b);
+            lay_matrices(p, shape, a, number);
+            lay_matrices(q, shape, b, number);
         }
+        Answer::F64Labels(ms) => lay_matrices(ms, shape, out, &float_ref),
+        Answer::F64Pair(p, q) => {
+            let (a, b) = out.split_at_mut(half);
+            lay_matrices(p, shape, a, &float_ref);
+            lay_matrices(q, shape, b, &float_ref);
+        }
+        Answer::Dense(c) => {
+            for i in 0..c.rows() {
+                for j in 0..c.cols() {
+                    out[i * c.cols() + j] = number(&c[(i, j)]);
+                }
+            }
+        }
+        // Laid out by `Models::trees`.
+        Answer::Trees(_) => {}
     }
 }
 
@@ -294,19 +549,19 @@ impl<B: Backend> AnyBatch for Models<B> {
         self
     }
 
+    fn precise(&self) -> bool {
+        precise::<B>()
+    }
+
     fn failures(&self) -> Vec<Failure> {
-        self.items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| m.as_ref().err().map(|e| failure(i, e)))
-            .collect()
+        failures_of(&self.items)
     }
 
     fn ask(
         &self,
         asks: &[Ask],
         other: Option<&dyn AnyBatch>,
-        seed: Option<&[f64]>,
+        extra: &Extra,
         threads: usize,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
         let other = match other {
@@ -326,74 +581,206 @@ impl<B: Backend> AnyBatch for Models<B> {
                 ));
             }
         }
-        let blocks: Vec<usize> = asks
-            .iter()
-            .map(|a| self.shape.item(a.rank()).iter().product())
-            .collect();
-        let seed_block = self.shape.side * self.shape.side * self.shape.labels;
         let answers = run(threads, self.items.len(), |i| {
             let model = self.items[i].as_ref().map_err(Clone::clone);
             let q = other.map(|o| o.items[i].as_ref().map_err(Clone::clone));
-            let seed = seed.map(|s| &s[i * seed_block..(i + 1) * seed_block]);
             asks.iter()
                 .map(|&ask| {
                     let model = model.clone()?;
                     let q = q.clone().transpose()?;
-                    self.answer(ask, model, q, seed)
+                    self.answer(ask, i, model, q, extra)
                 })
                 .collect::<Vec<_>>()
         })?;
-        Ok(asks
-            .iter()
-            .enumerate()
-            .map(|(k, _)| self.flatten(answers.iter().map(|a| &a[k]), blocks[k]))
-            .collect())
+        Ok(lay_out_all::<B>(self.shape, asks, extra, &answers))
     }
 }
 
-impl<B: Backend> Models<B> {
-    /// The answers to one question, laid out flat with padding.
-    fn flatten<'a>(
-        &self,
-        answers: impl ExactSizeIterator<Item = &'a Result<Answer<B::Scalar>, Error>>,
-        block: usize,
-    ) -> (Flat, Vec<Failure>)
-    where
-        B: 'a,
-    {
-        let mut failures = Vec::new();
-        let shape = self.shape;
-        let count = answers.len();
-        let flat = if B::EXACT {
-            let mut out = vec!["0".to_owned(); block * count];
-            for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
-                match a {
-                    Ok(a) => lay_out(
-                        a,
-                        shape,
-                        chunk,
-                        &|x: &B::Scalar| B::exact_text(x).unwrap_or_else(|| x.to_f64().to_string()),
-                        &|x: f64| format!("{x:?}"),
-                    ),
-                    Err(e) => failures.push(failure(i, e)),
-                }
+/// The items that failed to build, as [`Failure`]s.
+fn failures_of<T>(items: &[Result<T, Error>]) -> Vec<Failure> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.as_ref().err().map(|e| failure(i, e)))
+        .collect()
+}
+
+/// Every item's answers (`answers[i][k]` to `asks[k]`) laid out per question.
+fn lay_out_all<B: Backend>(
+    shape: Shape,
+    asks: &[Ask],
+    extra: &Extra,
+    answers: &[Vec<Answered<B::Scalar>>],
+) -> Vec<(Flat, Vec<Failure>)> {
+    asks.iter()
+        .enumerate()
+        .map(|(k, ask)| {
+            let item = ask.item_shape(&shape, extra);
+            let column = answers.iter().map(|a| &a[k]);
+            if ask.is_trees() {
+                trees(shape, column, item[0])
+            } else {
+                flatten::<B>(shape, column, item.iter().product())
             }
+        })
+        .collect()
+}
+
+/// The answers to one question, laid out flat with padding.
+fn flatten<'a, B: Backend + 'a>(
+    shape: Shape,
+    answers: impl ExactSizeIterator<Item = &'a Result<Answer<B::Scalar>, Error>>,
+    block: usize,
+) -> (Flat, Vec<Failure>) {
+    let mut failures = Vec::new();
+    let count = answers.len();
+    let text = |exact: bool| {
+        move |x: &B::Scalar| {
+            let t = if exact {
+                B::exact_text(x)
+            } else {
+                B::precise_text(x)
+            };
+            t.unwrap_or_else(|| format!("{:?}", x.to_f64()))
+        }
+    };
+    if B::EXACT || precise::<B>() {
+        let mut out = vec!["0".to_owned(); block * count];
+        for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
+            match a {
+                Ok(a) => lay_out(a, shape, chunk, &text(B::EXACT), &|x: f64| format!("{x:?}")),
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        let flat = if B::EXACT {
             Flat::Exact(out)
         } else {
-            let mut out = vec![0.0; block * count];
-            for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
-                match a {
-                    Ok(a) => lay_out(a, shape, chunk, &|x: &B::Scalar| x.to_f64(), &|x| x),
-                    Err(e) => {
-                        // A failed item holds NaN, never a number that looks valid.
-                        chunk.fill(f64::NAN);
-                        failures.push(failure(i, e));
+            Flat::Precise(out)
+        };
+        return (flat, failures);
+    }
+    let mut out = vec![0.0; block * count];
+    for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
+        match a {
+            Ok(a) => lay_out(a, shape, chunk, &|x: &B::Scalar| x.to_f64(), &|x| x),
+            Err(e) => {
+                // A failed item holds NaN, never a number that looks valid.
+                chunk.fill(f64::NAN);
+                failures.push(failure(i, e));
+            }
+        }
+    }
+    (Flat::Float(out), failures)
+}
+
+/// Tree answers laid out as [`Flat::Trees`] with `k` trees per item.
+fn trees<'a, S: 'a>(
+    shape: Shape,
+    answers: impl ExactSizeIterator<Item = &'a Result<Answer<S>, Error>>,
+    k: usize,
+) -> (Flat, Vec<Failure>) {
+    let words = shape.side - 1;
+    let count = answers.len();
+    let mut heads = vec![-1i64; count * k * words];
+    let mut labels = shape.labeled.then(|| vec![-1i64; count * k * words]);
+    let mut values = vec![f64::NEG_INFINITY; count * k];
+    let mut failures = Vec::new();
+    for (i, a) in answers.enumerate() {
+        match a {
+            Ok(Answer::Trees(trees)) => {
+                for (j, (tree, value)) in trees.iter().enumerate().take(k) {
+                    let at = (i * k + j) * words;
+                    for (w, &h) in tree.heads().iter().enumerate() {
+                        heads[at + w] = h as i64;
                     }
+                    if let (Some(out), Some(ls)) = (labels.as_mut(), tree.labels()) {
+                        for (w, &l) in ls.iter().enumerate() {
+                            out[at + w] = l as i64;
+                        }
+                    }
+                    values[i * k + j] = *value;
                 }
             }
-            Flat::Float(out)
-        };
-        (flat, failures)
+            Ok(_) => {}
+            Err(e) => {
+                values[i * k..(i + 1) * k].fill(f64::NAN);
+                failures.push(failure(i, e));
+            }
+        }
+    }
+    (
+        Flat::Trees {
+            heads,
+            labels,
+            values,
+        },
+        failures,
+    )
+}
+
+/// A batch of projective distributions: Eisner's chart per item, in `f64`
+/// log space (the quantities of [`Structure::Projective`]).
+struct Charts {
+    shape: Shape,
+    items: Vec<Result<(Projective, Graph<f64>), Error>>,
+}
+
+impl Charts {
+    fn answer(
+        &self,
+        ask: Ask,
+        chart: &Projective,
+        graph: &Graph<f64>,
+    ) -> Result<Answer<f64>, Error> {
+        let labeled = self.shape.labeled;
+        Ok(match ask {
+            Ask::LogPartition => Answer::Float(chart.log_partition()?),
+            Ask::Marginals if labeled => Answer::Labels(chart.label_marginals()?),
+            Ask::Marginals => Answer::Labels(vec![chart.marginals()?]),
+            Ask::Entropy => Answer::Scalar(chart.entropy()?),
+            Ask::GradEntropy => Answer::Labels(chart.grad_entropy()?),
+            Ask::BestTree => {
+                let tree = chart.best_tree()?;
+                let score = tree.score(graph)?;
+                Answer::Trees(vec![(tree, score)])
+            }
+            // `Batch::ask` refuses the others through the front end's check.
+            _ => return Err(Error::Unsupported("this quantity over projective trees")),
+        })
+    }
+}
+
+impl AnyBatch for Charts {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn precise(&self) -> bool {
+        false
+    }
+
+    fn failures(&self) -> Vec<Failure> {
+        failures_of(&self.items)
+    }
+
+    fn ask(
+        &self,
+        asks: &[Ask],
+        _other: Option<&dyn AnyBatch>,
+        extra: &Extra,
+        threads: usize,
+    ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
+        let answers = run(threads, self.items.len(), |i| {
+            asks.iter()
+                .map(|&ask| match &self.items[i] {
+                    Ok((chart, graph)) => self.answer(ask, chart, graph),
+                    Err(e) => Err(e.clone()),
+                })
+                .collect::<Vec<_>>()
+        })?;
+        Ok(lay_out_all::<spantree_faer::F64>(
+            self.shape, asks, extra, &answers,
+        ))
     }
 }
 
@@ -403,46 +790,68 @@ struct Build<'a> {
     shape: Shape,
     n_words: &'a [usize],
     rooting: Rooting,
+    structure: Structure,
     threads: usize,
 }
 
-impl WithBackend for Build<'_> {
-    type Output = Result<Box<dyn AnyBatch>, String>;
-
-    fn run<B: Backend>(self, backend: &B) -> Self::Output {
+impl Build<'_> {
+    /// Item `i`'s validated graph of `n_words[i]` words.
+    fn graph(&self, i: usize) -> Result<Graph<f64>, Error> {
         let Shape {
             side,
             labels,
             labeled,
             ..
         } = self.shape;
+        let n = self.n_words[i];
+        if n + 1 > side {
+            return Err(Error::Mismatch {
+                what: "n_words (at most the padded size N)",
+                expected: side - 1,
+                found: n,
+            });
+        }
         let per_item = side * side * labels;
+        let item = &self.scores[i * per_item..(i + 1) * per_item];
+        let at = |h: usize, m: usize, l: usize| item[(h * side + m) * labels + l];
+        if labeled {
+            let rows: Vec<Vec<Vec<f64>>> = (0..=n)
+                .map(|h| {
+                    (0..=n)
+                        .map(|m| (0..labels).map(|l| at(h, m, l)).collect())
+                        .collect()
+                })
+                .collect();
+            Graph::from_labeled_scores(&rows)
+        } else {
+            let rows: Vec<Vec<f64>> = (0..=n)
+                .map(|h| (0..=n).map(|m| at(h, m, 0)).collect())
+                .collect();
+            Graph::from_scores(&rows)
+        }
+    }
+}
+
+impl WithBackend for Build<'_> {
+    type Output = Result<Box<dyn AnyBatch>, String>;
+
+    fn run<B: Backend>(self, backend: &B) -> Self::Output {
+        if self.structure == Structure::Projective {
+            // Eisner's chart in f64 log space, whatever the (float) backend.
+            let items = run(self.threads, self.n_words.len(), |i| {
+                let graph = self.graph(i)?;
+                graph
+                    .spanning_tree(self.rooting)
+                    .map_err(Error::NoSpanningTree)?;
+                Ok((Projective::new(&graph, self.rooting)?, graph))
+            })?;
+            return Ok(Box::new(Charts {
+                shape: self.shape,
+                items,
+            }));
+        }
         let items = run(self.threads, self.n_words.len(), |i| {
-            let n = self.n_words[i];
-            if n + 1 > side {
-                return Err(Error::Mismatch {
-                    what: "n_words (at most the padded size N)",
-                    expected: side - 1,
-                    found: n,
-                });
-            }
-            let item = &self.scores[i * per_item..(i + 1) * per_item];
-            let at = |h: usize, m: usize, l: usize| item[(h * side + m) * labels + l];
-            let graph = if labeled {
-                let rows: Vec<Vec<Vec<f64>>> = (0..=n)
-                    .map(|h| {
-                        (0..=n)
-                            .map(|m| (0..labels).map(|l| at(h, m, l)).collect())
-                            .collect()
-                    })
-                    .collect();
-                Graph::from_labeled_scores(&rows)?
-            } else {
-                let rows: Vec<Vec<f64>> = (0..=n)
-                    .map(|h| (0..=n).map(|m| at(h, m, 0)).collect())
-                    .collect();
-                Graph::from_scores(&rows)?
-            };
+            let graph = self.graph(i)?;
             let model = Model::new(backend.clone(), &graph, self.rooting)?;
             model.spanning_tree().map_err(Error::NoSpanningTree)?;
             Ok(model)
@@ -470,9 +879,25 @@ fn usage(e: UsageError) -> PyErr {
 struct Batch {
     inner: Box<dyn AnyBatch>,
     backend: BackendKind,
+    rooting: Rooting,
+    structure: Structure,
     shape: Shape,
     /// Items that failed at construction, in the form of [`Failure`].
     failures: Vec<Failure>,
+}
+
+/// The front end's request for `quantities` over the trees of `structure`:
+/// its checks (projective trees need a float backend and have only some
+/// quantities) are the command's.
+fn request(
+    backend: BackendKind,
+    rooting: Rooting,
+    quantities: &[Quantity],
+    structure: Structure,
+) -> PyResult<Request> {
+    Request::unchecked(backend, rooting, quantities, false)
+        .with_structure(structure)
+        .map_err(usage)
 }
 
 #[pymethods]
@@ -480,7 +905,10 @@ impl Batch {
     /// `scores`: `[B, N+1, N+1, L]` float64 (`L = 1` and `labeled = False`
     /// for plain graphs); `n_words`: `B` sentence lengths `1 ≤ n ≤ N`.
     #[new]
-    #[pyo3(signature = (scores, n_words, labeled, rooting, backend, threads))]
+    /// `structure`: `"nonprojective"` (all spanning trees) or
+    /// `"projective"` (Eisner's chart).
+    #[pyo3(signature = (scores, n_words, labeled, rooting, backend, threads, structure="nonprojective"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         scores: PyReadonlyArray4<'_, f64>,
@@ -489,9 +917,18 @@ impl Batch {
         rooting: &str,
         backend: &str,
         threads: usize,
+        structure: &str,
     ) -> PyResult<Self> {
         let backend: BackendKind = backend.parse().map_err(usage)?;
         let rooting = parse_rooting(rooting).map_err(usage)?;
+        let known = [Structure::Nonprojective, Structure::Projective];
+        let Some(structure) = known.into_iter().find(|s| s.name() == structure) else {
+            return Err(PyValueError::new_err((
+                "usage",
+                format!("unknown structure {structure:?}: nonprojective or projective"),
+            )));
+        };
+        request(backend, rooting, &[], structure)?;
         let dims = scores.shape().to_vec();
         let shape = Shape {
             items: dims[0],
@@ -515,6 +952,7 @@ impl Batch {
                 shape,
                 n_words: &n_words,
                 rooting,
+                structure,
                 threads,
             })
         });
@@ -523,9 +961,17 @@ impl Batch {
         Ok(Batch {
             inner,
             backend,
+            rooting,
+            structure,
             shape,
             failures,
         })
+    }
+
+    /// `"nonprojective"` or `"projective"`.
+    #[getter]
+    fn structure(&self) -> &'static str {
+        self.structure.name()
     }
 
     /// The backend's name.
@@ -538,6 +984,13 @@ impl Batch {
     #[getter]
     fn exact(&self) -> bool {
         self.backend.is_exact()
+    }
+
+    /// Whether values are decimal strings at more than `f64` precision
+    /// (the high-precision backend).
+    #[getter]
+    fn precise(&self) -> bool {
+        self.inner.precise()
     }
 
     /// `(B, N+1, L, labeled)`.
@@ -560,9 +1013,18 @@ impl Batch {
 
     /// Quantities of every item, in one pass over the items: for each
     /// `(name, param)` of `asks`, `(values, item_shape, failures)`, values
-    /// flat (float64 array, or a list of rational strings on the exact
-    /// backend), padded with exact zeros, NaN for failed items.
-    #[pyo3(signature = (asks, other=None, seed=None, threads=1))]
+    /// flat (float64 array, a list of rational strings on the exact
+    /// backend, of decimal strings on the high-precision one), padded with
+    /// exact zeros, NaN for failed items; for trees, values is
+    /// `(heads, labels or None, numbers)` (see [`Flat::Trees`]).
+    ///
+    /// The inputs some questions read, each padded over the batch:
+    /// `seed`/`seed_q` `[B, N+1, N+1, L]`, `heads`/`labels` `[B, N]`,
+    /// `features`/`features_s` `[B, N+1, N+1, L, F]`, `targets` `[B, F]`;
+    /// `sample_seed` for the samplers.
+    #[pyo3(signature = (asks, other=None, seed=None, threads=1, *, seed_q=None, heads=None,
+                        labels=None, features=None, features_s=None, targets=None, sample_seed=0))]
+    #[allow(clippy::too_many_arguments)]
     fn ask<'py>(
         &self,
         py: Python<'py>,
@@ -570,50 +1032,103 @@ impl Batch {
         other: Option<PyRef<'py, Batch>>,
         seed: Option<PyReadonlyArray4<'py, f64>>,
         threads: usize,
+        seed_q: Option<PyReadonlyArray4<'py, f64>>,
+        heads: Option<PyReadonlyArray2<'py, i64>>,
+        labels: Option<PyReadonlyArray2<'py, i64>>,
+        features: Option<PyReadonlyArrayDyn<'py, f64>>,
+        features_s: Option<PyReadonlyArrayDyn<'py, f64>>,
+        targets: Option<PyReadonlyArray2<'py, f64>>,
+        sample_seed: u64,
     ) -> PyResult<Vec<Asked>> {
         let mut parsed = Vec::with_capacity(asks.len());
         for (name, param) in &asks {
             let (ask, quantity) = Ask::parse(name, *param)?;
             if let Some(q) = quantity {
                 q.check(self.backend).map_err(usage)?;
+                request(self.backend, self.rooting, &[q], self.structure)?;
             }
             parsed.push(ask);
         }
-        let seed: Option<Vec<f64>> = match seed {
-            Some(s) => {
-                let want = [
-                    self.shape.items,
-                    self.shape.side,
-                    self.shape.side,
-                    self.shape.labels,
-                ];
-                if s.shape() != want {
-                    return Err(PyValueError::new_err((
-                        "shape",
-                        format!("the seed must have shape {want:?}, got {:?}", s.shape()),
-                    )));
-                }
-                Some(s.as_array().iter().copied().collect())
-            }
-            None => None,
+        let Shape {
+            items,
+            side,
+            labels: l,
+            ..
+        } = self.shape;
+        let grid = [items, side, side, l];
+        let features = features
+            .map(|f| {
+                let dim = f.shape().get(4).copied().unwrap_or(0);
+                checked(&f, &[items, side, side, l, dim], "features").map(|v| (v, dim))
+            })
+            .transpose()?;
+        let features_s = features_s
+            .map(|f| {
+                let dim = f.shape().get(4).copied().unwrap_or(0);
+                checked(&f, &[items, side, side, l, dim], "features_s").map(|v| (v, dim))
+            })
+            .transpose()?;
+        let dim = features.as_ref().map_or(0, |f| f.1);
+        let extra = Extra {
+            seed: seed.map(|s| checked(&s, &grid, "seed")).transpose()?,
+            seed_q: seed_q.map(|s| checked(&s, &grid, "seed_q")).transpose()?,
+            heads: heads
+                .map(|h| checked(&h, &[items, side - 1], "heads"))
+                .transpose()?,
+            labels: labels
+                .map(|h| checked(&h, &[items, side - 1], "labels"))
+                .transpose()?,
+            targets: targets
+                .map(|t| checked(&t, &[items, dim], "targets"))
+                .transpose()?,
+            features,
+            features_s,
+            sample_seed,
         };
         let other_inner = other.as_ref().map(|o| &*o.inner);
         let results = py
-            .detach(|| {
-                self.inner
-                    .ask(&parsed, other_inner, seed.as_deref(), threads)
-            })
+            .detach(|| self.inner.ask(&parsed, other_inner, &extra, threads))
             .map_err(|e| PyValueError::new_err(("mismatch", e)))?;
         let mut out = Vec::with_capacity(results.len());
         for (ask, (flat, failures)) in parsed.iter().zip(results) {
             let values = match flat {
                 Flat::Float(v) => PyArray1::from_vec(py, v).into_any().unbind(),
-                Flat::Exact(v) => v.into_pyobject(py)?.into_any().unbind(),
+                Flat::Exact(v) | Flat::Precise(v) => v.into_pyobject(py)?.into_any().unbind(),
+                Flat::Trees {
+                    heads,
+                    labels,
+                    values,
+                } => (
+                    PyArray1::from_vec(py, heads),
+                    labels.map(|l| PyArray1::from_vec(py, l)),
+                    PyArray1::from_vec(py, values),
+                )
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
             };
-            out.push((values, self.shape.item(ask.rank()), failures));
+            out.push((values, ask.item_shape(&self.shape, &extra), failures));
         }
         Ok(out)
     }
+}
+
+/// The values of an array of the expected shape, row-major.
+///
+/// # Errors
+/// A `ValueError("shape", …)` naming the array for any other shape.
+fn checked<T: numpy::Element + Copy, D: numpy::ndarray::Dimension>(
+    a: &numpy::PyReadonlyArray<'_, T, D>,
+    want: &[usize],
+    what: &str,
+) -> PyResult<Vec<T>> {
+    if a.shape() != want {
+        return Err(PyValueError::new_err((
+            "shape",
+            format!("{what} must have shape {want:?}, got {:?}", a.shape()),
+        )));
+    }
+    Ok(a.as_array().iter().copied().collect())
 }
 
 /// The backends by name, and one line of help each.

@@ -58,6 +58,7 @@ class Brute:
                     w *= weight(s[h, m, l])
                 if w:
                     self.items.append((arcs, w))
+        self.scores = s
         self.z = sum(w for _, w in self.items)
         self.p = [(arcs, w / self.z) for arcs, w in self.items]
 
@@ -148,6 +149,116 @@ class Brute:
             return both - float(mu.get(f, 0)) * e_seed
 
         return self._array(v)
+
+
+    # ---- decoding, expectations and Hessian-vector products --------------
+
+    def score(self, arcs):
+        return math.fsum(self.scores[a] for a in arcs)
+
+    def ranked(self):
+        """Every tree with positive weight as (heads, labels, score), by
+        exact weight, best first (ties: lexicographic heads, then labels)."""
+        order = sorted(self.items, key=lambda t: (-t[1], [a[0] for a in t[0]], [a[2] for a in t[0]]))
+        return [(tuple(a[0] for a in arcs), tuple(a[2] for a in arcs), self.score(arcs))
+                for arcs, _ in order]
+
+    def mbr(self):
+        """The tree maximising sum_m P(h_m -> m (, l_m)), and that sum."""
+        mu = self.marginal_fractions()
+        best = max(self.items, key=lambda t: sum(mu.get(a, 0) for a in t[0]))
+        arcs = best[0]
+        return (tuple(a[0] for a in arcs), tuple(a[2] for a in arcs),
+                float(sum(mu.get(a, 0) for a in arcs)))
+
+    def expect(self, f):
+        """E[f(arcs)] for a real function f of a tree, exactly."""
+        return sum(p * Fraction(f(arcs)) for arcs, p in self.p)
+
+    def cov_with_arcs(self, f):
+        """Cov(f(d), 1[e in d]) for every (labeled) arc e, in the scores' layout:
+        the gradient of E[f] with respect to the scores for f independent of
+        them."""
+        ef = self.expect(f)
+        cov = {}
+        for arcs, p in self.p:
+            c = p * (Fraction(f(arcs)) - ef)
+            for a in arcs:
+                cov[a] = cov.get(a, 0) + c
+        return self._array(lambda h, m, l: float(cov.get((h, m, l), 0)))
+
+    def attachment(self, heads, labels=None):
+        n = len(heads)
+
+        def f(arcs):
+            return Fraction(sum(
+                1 for h, m, l in arcs
+                if h == heads[m - 1] and (labels is None or l == labels[m - 1])), n)
+
+        return f
+
+    def additive(self, features):
+        """F(d) = sum over the arcs of d of features[h, m, (l,) :]."""
+        feats = np.asarray(features, dtype=float)
+        feats = feats if self.labeled else feats[:, :, None, :]
+        return lambda arcs: [sum(Fraction(feats[a][k]) for a in arcs) for k in range(feats.shape[-1])]
+
+    def covariance(self, fr, fs):
+        r, s = self.additive(fr), self.additive(fs)
+        er = [self.expect(lambda d, k=k: r(d)[k]) for k in range(len(r(self.p[0][0])))]
+        es = [self.expect(lambda d, k=k: s(d)[k]) for k in range(len(s(self.p[0][0])))]
+        return np.array([[float(sum(p * (r(a)[i] - er[i]) * (s(a)[j] - es[j]) for a, p in self.p))
+                          for j in range(len(es))] for i in range(len(er))])
+
+    def ge(self, features, targets):
+        F = self.additive(features)
+        dim = len(targets)
+        e = [self.expect(lambda d, k=k: F(d)[k]) for k in range(dim)]
+        value = float(sum((x - Fraction(t)) ** 2 for x, t in zip(e, targets)))
+        # dG/dθ = 2 Σ_k (E F_k − t_k) Cov(F_k, 1_e) = Cov(Σ_k 2 (E F_k − t_k) F_k, 1_e)
+        coef = [2 * (x - Fraction(t)) for x, t in zip(e, targets)]
+        grad = self.cov_with_arcs(lambda d: sum(c * v for c, v in zip(coef, F(d))))
+        return value, grad
+
+    def _k3(self, p_list, x, w):
+        """Per arc e: E[(X − EX)(1_e − μ_e)(W − EW)] under p_list, X and W
+        functions of a tree (floats), in the scores' layout."""
+        ex = math.fsum(float(p) * x(a) for a, p in p_list)
+        ew = math.fsum(float(p) * w(a) for a, p in p_list)
+        mu = {}
+        for a, p in p_list:
+            for e in a:
+                mu[e] = mu.get(e, 0.0) + float(p)
+
+        def v(h, m, l):
+            e = (h, m, l)
+            return math.fsum(float(p) * (x(a) - ex) * ((e in a) - mu.get(e, 0.0)) * (w(a) - ew)
+                             for a, p in p_list)
+
+        return self._array(v)
+
+    def _linear(self, v):
+        v = np.asarray(v, dtype=float)
+        v = v if self.labeled else v[..., None]
+        return lambda arcs: math.fsum(v[a] for a in arcs)
+
+    def grad_entropy_jvp(self, v):
+        """(∇²H) v = −(Cov(1_f, V) + κ3(s, 1_f, V)), V(d) = Σ_{g ∈ d} v_g."""
+        V = self._linear(v)
+        cov = self.cov_with_arcs(lambda a: Fraction(V(a)))
+        k3 = self._k3(self.p, self.score, V)
+        return -(cov + k3)
+
+    def grad_kl_jvp(self, q, vp, vq):
+        """The Hessian of KL(p || q) in (θ_p, θ_q) times (vp, vq)."""
+        Vp, Vq = self._linear(vp), self._linear(vq)
+        d = lambda a: self.score(a) - q.score(a)
+        cov_vp = self.cov_with_arcs(lambda a: Fraction(Vp(a)))
+        cov_vq = self.cov_with_arcs(lambda a: Fraction(Vq(a)))
+        k3 = self._k3(self.p, d, Vp)
+        out_p = cov_vp + k3 - cov_vq
+        out_q = -cov_vp + q.cov_with_arcs(lambda a: Fraction(Vq(a)))
+        return out_p, out_q
 
 
 def random_scores(rng, n, labels=None, forbid=0.0, scale=1.0):

@@ -37,6 +37,21 @@ def test_values_and_gradients_against_the_oracle(rooting):
         assert not grad_lz[i, k:].any() and not grad_lz[i, :, k:].any()
 
 
+def kl_on_common_arcs(s, q, n, rooting):
+    """KL as a function of the scores of the arcs both p and q allow (the
+    variables of gradcheck), and those scores."""
+    mask = torch.isfinite(s.detach()) & torch.isfinite(q.detach())
+    base_p = torch.where(mask, s.detach(), torch.tensor(-np.inf, dtype=torch.float64))
+    base_q = torch.where(mask, q.detach(), torch.tensor(-np.inf, dtype=torch.float64))
+
+    def kl(a, b):
+        return st.kl(base_p.masked_scatter(mask, a), base_q.masked_scatter(mask, b), n, rooting=rooting)
+
+    xa = s.detach()[mask].clone().requires_grad_(True)
+    xb = q.detach()[mask].clone().requires_grad_(True)
+    return kl, xa, xb
+
+
 def finite_only(f, s):
     """f of the finite entries of s (gradcheck perturbs every input entry;
     -inf entries are structure, not variables)."""
@@ -59,16 +74,7 @@ def test_gradcheck_and_gradgradcheck(rooting):
     assert torch.autograd.gradcheck(f, (x,))
     f, x = finite_only(lambda t: st.entropy(t, n, rooting=rooting), s)
     assert torch.autograd.gradcheck(f, (x,))
-    _, q, _ = scores_batch(seed=13)
-    mask = torch.isfinite(s.detach()) & torch.isfinite(q.detach())
-    base_p = torch.where(mask, s.detach(), torch.tensor(-np.inf, dtype=torch.float64))
-    base_q = torch.where(mask, q.detach(), torch.tensor(-np.inf, dtype=torch.float64))
-
-    def kl(a, b):
-        return st.kl(base_p.masked_scatter(mask, a), base_q.masked_scatter(mask, b), n, rooting=rooting)
-
-    xa = s.detach()[mask].clone().requires_grad_(True)
-    xb = q.detach()[mask].clone().requires_grad_(True)
+    kl, xa, xb = kl_on_common_arcs(s, scores_batch(seed=13)[1], n, rooting)
     assert torch.autograd.gradcheck(kl, (xa, xb))
 
 
@@ -91,6 +97,8 @@ def test_opcheck():
         (torch.ops.spantree.marginals.default, (s, n, "multi", "accurate")),
         (torch.ops.spantree.entropy.default, (s, n, "single", "log")),
         (torch.ops.spantree.kl.default, (s, q, n, "single", "accurate")),
+        (torch.ops.spantree.grad_entropy.default, (s, n, "multi", "accurate")),
+        (torch.ops.spantree.grad_kl.default, (s, q, n, "single", "accurate")),
     ]:
         torch.library.opcheck(op, args)
 
@@ -116,3 +124,38 @@ def test_one_graph_and_labeled():
     np.testing.assert_allclose(t.grad[0].numpy(), b.marginals(), rtol=1e-10, atol=1e-12)
     one = torch.tensor(random_scores(rng, 3))
     assert st.entropy(one).dim() == 0
+
+
+@pytest.mark.parametrize("rooting", ["single", "multi"])
+def test_second_derivatives_of_entropy_and_kl(rooting):
+    # gradgradcheck compares the double backward (complex-step HVPs) with
+    # finite differences of the backward; the oracle checks the values.
+    _, s, n = scores_batch(seed=19)
+    f, x = finite_only(lambda t: st.entropy(t, n, rooting=rooting), s)
+    assert torch.autograd.gradgradcheck(f, (x,))
+    kl, xa, xb = kl_on_common_arcs(s, scores_batch(seed=20)[1], n, rooting)
+    assert torch.autograd.gradgradcheck(kl, (xa, xb))
+
+
+@pytest.mark.parametrize("labels", [None, 2])
+def test_entropy_and_kl_hessian_vector_products_against_the_oracle(labels):
+    rng = np.random.default_rng(25)
+    for n in (2, 3):
+        p = random_scores(rng, n, labels=labels, forbid=0.0)
+        q = random_scores(rng, n, labels=labels, forbid=0.0)
+        bp, bq = Brute(p, "single"), Brute(q, "single")
+        tp = torch.tensor(p, requires_grad=True)
+        tq = torch.tensor(q, requires_grad=True)
+        fin = torch.isfinite(tp.detach())
+        vp = torch.where(fin, torch.randn(tp.shape, dtype=torch.float64), 0.0)
+        vq = torch.where(fin, torch.randn(tp.shape, dtype=torch.float64), 0.0)
+        labeled = labels is not None
+        (g,) = torch.autograd.grad(st.entropy(tp, labeled=labeled), tp, create_graph=True)
+        (hv,) = torch.autograd.grad((g * vp).sum(), tp)
+        # 1e-9: complex-step is exact to rounding; a few small LUs.
+        np.testing.assert_allclose(hv.numpy(), bp.grad_entropy_jvp(vp.numpy()), rtol=1e-9, atol=1e-11)
+        gp, gq = torch.autograd.grad(st.kl(tp, tq, labeled=labeled), (tp, tq), create_graph=True)
+        hp, hq = torch.autograd.grad((gp * vp).sum() + (gq * vq).sum(), (tp, tq))
+        ep, eq = bp.grad_kl_jvp(bq, vp.numpy(), vq.numpy())
+        np.testing.assert_allclose(hp.numpy(), ep, rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(hq.numpy(), eq, rtol=1e-9, atol=1e-11)
