@@ -437,3 +437,87 @@ fn projective_gradients_match_complex_step() {
         }
     }
 }
+
+/// The projective MBR tree maximises the expected attachment score over
+/// every enumerated projective tree, with the marginals also by enumeration
+/// (tolerance 1e-12: sums of at most n marginals, each exact to ~1e-15); it
+/// is projective and uses allowed arcs only; its score is at least the
+/// mode's.
+#[test]
+fn projective_mbr_tree_maximises_the_expected_attachment() {
+    let mut rng = SplitMix64::new(71);
+    for n in 1..=6 {
+        for _ in 0..6 {
+            let scores = normal_scores(&mut rng, n, 2.0, 0.2);
+            let graph = graph_of(&scores);
+            for rooting in Rooting::ALL {
+                let trees = projective_trees(&scores, rooting);
+                let p = Projective::new(&graph, rooting).unwrap();
+                if trees.is_empty() {
+                    assert!(p.mbr_tree().is_err());
+                    continue;
+                }
+                let ln_z = log_sum_exp(trees.iter().map(|t| t.1));
+                let mut mu = Matrix::<f64>::zeros(n + 1, n + 1);
+                for (heads, s) in &trees {
+                    for (i, &hd) in heads.iter().enumerate() {
+                        mu[(hd, i + 1)] += (s - ln_z).exp();
+                    }
+                }
+                let eas = |heads: &[usize]| -> f64 {
+                    heads.iter().enumerate().map(|(i, &h)| mu[(h, i + 1)]).sum()
+                };
+                let best = trees.iter().map(|t| eas(&t.0)).fold(f64::NEG_INFINITY, f64::max);
+                let mbr = p.mbr_tree().unwrap();
+                assert!(mbr.is_projective());
+                assert!(trees.iter().any(|t| t.0 == mbr.heads()), "an allowed tree");
+                assert!((eas(mbr.heads()) - best).abs() < 1e-12, "{rooting:?} n = {n}");
+                assert!(eas(mbr.heads()) >= eas(p.best_tree().unwrap().heads()) - 1e-12);
+            }
+        }
+    }
+}
+
+/// Labeled: the projective MBR tree maximises the expected labeled
+/// attachment score over every labeled projective tree.
+#[test]
+fn labeled_projective_mbr_tree_maximises_the_labeled_attachment() {
+    let mut rng = SplitMix64::new(72);
+    for n in 1..=4 {
+        for _ in 0..4 {
+            let labels: Vec<Matrix<f64>> = (0..2)
+                .map(|_| weights_of(&normal_scores(&mut rng, n, 1.0, 0.15)))
+                .collect();
+            let lw = LabeledWeights::new(labels);
+            let graph = Graph::from_labeled_weights(&lw.rows()).unwrap();
+            for rooting in Rooting::ALL {
+                let mut all = Vec::new();
+                lw.for_each_labeled_tree(rooting, |h, l, w| {
+                    if w > 0.0 && Tree::new(h[1..].to_vec()).unwrap().is_projective() {
+                        all.push((h[1..].to_vec(), l[1..].to_vec(), w));
+                    }
+                });
+                let p = Projective::new(&graph, rooting).unwrap();
+                if all.is_empty() {
+                    continue;
+                }
+                let z: f64 = all.iter().map(|t| t.2).sum();
+                let las = |heads: &[usize], ls: &[usize]| -> f64 {
+                    all.iter()
+                        .map(|t| {
+                            let hits = (0..n)
+                                .filter(|&i| t.0[i] == heads[i] && t.1[i] == ls[i])
+                                .count();
+                            hits as f64 * t.2 / z
+                        })
+                        .sum()
+                };
+                let best = all.iter().map(|t| las(&t.0, &t.1)).fold(f64::NEG_INFINITY, f64::max);
+                let mbr = p.mbr_tree().unwrap();
+                assert!(mbr.is_projective());
+                let got = las(mbr.heads(), mbr.labels().unwrap());
+                assert!((got - best).abs() < 1e-12, "{rooting:?} n = {n}: {got} vs {best}");
+            }
+        }
+    }
+}
