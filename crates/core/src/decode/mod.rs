@@ -281,30 +281,45 @@ fn fill<T: Clone>(n1: usize, mut cell: impl FnMut(usize, usize) -> Option<T>) ->
     out
 }
 
-/// Every word's best incoming arc (first maximum in head order), in one pass
-/// over the arcs in `(h, m)` order: the order inputs are stored in, so that
-/// the pass streams through memory. Words without an arc get `None`.
-fn first_choices<T: OrderedGroup>(
+/// The incoming-arc matrix of Chu–Liu–Edmonds: values `[m][h]` (forbidden
+/// arcs hold the identity, never read), whether each arc exists, and every
+/// word's best incoming arc (head, score), found while filling.
+type Packed<T> = (Vec<T>, Vec<bool>, Vec<Option<(usize, T)>>);
+
+/// As [`fill`], packed for Chu–Liu–Edmonds: half the memory traffic of
+/// `Option<f64>`, and each word's first scan done on the way (memory traffic
+/// is what the decoder spends its time on at `n = 1000`).
+fn fill_packed<T: OrderedGroup>(
     n1: usize,
-    cell: &impl Fn(usize, usize) -> Option<T>,
-) -> Vec<Option<(usize, T)>> {
+    mut cell: impl FnMut(usize, usize) -> Option<T>,
+) -> Packed<T> {
+    const TILE: usize = 32;
+    let mut vals = vec![T::identity(); n1 * n1];
+    let mut ok = vec![false; n1 * n1];
     let mut first: Vec<Option<(usize, T)>> = vec![None; n1];
-    for h in 0..n1 {
-        for (m, f) in first.iter_mut().enumerate().skip(1) {
-            if h == m {
-                continue;
-            }
-            if let Some(v) = cell(h, m) {
-                // `h` grows, so the first maximum in head order wins.
-                if f.as_ref()
-                    .is_none_or(|(_, b)| v.compare(b) == Ordering::Greater)
-                {
-                    *f = Some((h, v));
+    for h0 in (0..n1).step_by(TILE) {
+        for m0 in (1..n1).step_by(TILE) {
+            for h in h0..(h0 + TILE).min(n1) {
+                for m in m0..(m0 + TILE).min(n1) {
+                    if h != m {
+                        if let Some(v) = cell(h, m) {
+                            // `h` grows along every column, so the first
+                            // maximum in head order wins, as in a row scan.
+                            if first[m]
+                                .as_ref()
+                                .is_none_or(|(_, b)| v.compare(b) == Ordering::Greater)
+                            {
+                                first[m] = Some((h, v.clone()));
+                            }
+                            vals[m * n1 + h] = v;
+                            ok[m * n1 + h] = true;
+                        }
+                    }
                 }
             }
         }
     }
-    first
+    (vals, ok, first)
 }
 
 /// Decodes the arc scores `cell(h, m)` (`None`: forbidden). Chu–Liu–Edmonds
@@ -315,19 +330,20 @@ fn first_choices<T: OrderedGroup>(
 pub(crate) fn decode_scores<G: OrderedGroup>(
     n: usize,
     rooting: Rooting,
-    cell: impl Fn(usize, usize) -> Option<G>,
+    mut cell: impl FnMut(usize, usize) -> Option<G>,
     explain: impl FnOnce() -> std::result::Result<(), NoTree>,
 ) -> Result<Vec<usize>> {
+    let n1 = n + 1;
     let heads = match rooting {
-        Rooting::Multi => chu_liu_edmonds(n, &cell),
+        Rooting::Multi => chu_liu_edmonds(n, fill_packed(n1, cell)),
         Rooting::Single => {
-            let lex = |h: usize, m: usize| {
+            let lex = fill_packed(n1, |h, m| {
                 cell(h, m).map(|minor| Lex {
                     major: -i64::from(h == 0),
                     minor,
                 })
-            };
-            chu_liu_edmonds(n, &lex).filter(|heads| heads.iter().filter(|&&h| h == 0).count() == 1)
+            });
+            chu_liu_edmonds(n, lex).filter(|heads| heads.iter().filter(|&&h| h == 0).count() == 1)
         }
     };
     match heads {
@@ -352,24 +368,23 @@ struct ForestNode<G> {
     in_score: Option<G>,
 }
 
-/// Chu–Liu–Edmonds on the arcs `cell(h, m)` (`None`: absent), root `0`.
-/// `None` when some node has no incoming arc.
+/// Chu–Liu–Edmonds on the incoming-arc matrix `inc[m][h]` (row-major,
+/// `(n+1)²`), root `0`. `None` when some node has no incoming arc.
 ///
-/// A word's incoming arcs are scanned once, by [`first_choices`], in the
-/// input's own `(h, m)` order; after that a word's arcs are only read when
-/// it joins a cycle (one column, `O(n)`). A contracted node owns a row,
-/// indexed by the *original* source node, of the best reduced score of an
-/// arc from `x` into a member, in one buffer whose chunks are recycled when
-/// nodes merge. Arcs whose source now lies inside the node itself are
-/// skipped when the row is scanned (through `slot_of`), so a contraction only
-/// merges the members' rows, contiguously: `O(k n)` per `k`-cycle, `O(n²)` in
-/// all, without copying or transposing the input.
+/// Every current node owns one row, indexed by the *original* source node:
+/// the row of a contracted node `C` holds, for every original `x`, the best
+/// reduced score of an arc from `x` into a member. Arcs whose source now
+/// lies inside the node itself are skipped when the row is scanned (through
+/// `slot_of`), so a contraction only merges the members' rows, contiguously,
+/// and never touches the columns: `O(k n)` per `k`-cycle, `O(n²)` in all.
 fn chu_liu_edmonds<G: OrderedGroup>(
     n: usize,
-    cell: &impl Fn(usize, usize) -> Option<G>,
+    (mut inc, mut ok, mut first): Packed<G>,
 ) -> Option<Vec<usize>> {
     let n1 = n + 1;
-    let mut first = first_choices(n1, cell);
+    // The original dependent of the arc behind `inc[a][x]` (its head is `x`):
+    // `a` itself until slot `a` holds a contracted node, then `dep[a][x]`.
+    let mut dep: Vec<Vec<u32>> = vec![Vec::new(); n1];
     let mut forest: Vec<ForestNode<G>> = (0..n1)
         .map(|_| ForestNode {
             parent: NONE,
@@ -387,13 +402,6 @@ fn chu_liu_edmonds<G: OrderedGroup>(
     finished[0] = true;
     let mut on_path = vec![false; n1];
     let mut path: Vec<usize> = Vec::new();
-    // Rows of contracted nodes: `chunk_of[slot]` (NONE for a word) indexes
-    // `n1`-long chunks of `rows` (best reduced score per original source)
-    // and `deps` (the original dependent of that arc).
-    let mut chunk_of = vec![NONE; n1];
-    let mut rows: Vec<Option<G>> = Vec::new();
-    let mut deps: Vec<u32> = Vec::new();
-    let mut free: Vec<usize> = Vec::new();
     let mut new_row: Vec<Option<G>> = vec![None; n1];
     let mut new_dep: Vec<u32> = vec![0; n1];
 
@@ -404,28 +412,33 @@ fn chu_liu_edmonds<G: OrderedGroup>(
         let mut a = start;
         loop {
             // The best incoming arc of `a`: the first maximum in the order of
-            // the original head. A word is scanned once, uncontracted:
-            // `first` holds the answer.
-            let (x, s, m) = if chunk_of[a] == NONE {
-                let (x, s) = first[a].take()?;
-                (x, s, a)
+            // the original head.
+            // A word is scanned once, uncontracted, when only its diagonal
+            // is inside it: `first` already holds the answer.
+            let (x, s) = if node_of_slot[a] == a {
+                first[a].take()?
             } else {
-                let c = chunk_of[a] * n1;
+                let row = &inc[a * n1..(a + 1) * n1];
+                let row_ok = &ok[a * n1..(a + 1) * n1];
                 let mut best: Option<(usize, &G)> = None;
-                for (x, s) in rows[c..c + n1].iter().enumerate() {
-                    if let Some(s) = s {
-                        if slot_of[x] != a
-                            && best.is_none_or(|(_, b)| s.compare(b) == Ordering::Greater)
-                        {
-                            best = Some((x, s));
-                        }
+                for (x, (s, &allowed)) in row.iter().zip(row_ok).enumerate() {
+                    if allowed
+                        && slot_of[x] != a
+                        && best.is_none_or(|(_, b)| s.compare(b) == Ordering::Greater)
+                    {
+                        best = Some((x, s));
                     }
                 }
                 let (x, s) = best?;
-                (x, s.clone(), deps[c + x] as usize)
+                (x, s.clone())
             };
             let u = slot_of[x];
             let node = node_of_slot[a];
+            let m = if dep[a].is_empty() {
+                a
+            } else {
+                dep[a][x] as usize
+            };
             forest[node].in_arc = (x, m);
             forest[node].in_score = Some(s);
             on_path[a] = true;
@@ -465,32 +478,24 @@ fn chu_liu_edmonds<G: OrderedGroup>(
                     .in_score
                     .clone()
                     .expect("cycle members have an incoming arc");
-                let mut offer = |x: usize, s: &G, dep: u32| {
+                let base = v * n1;
+                for x in 0..n1 {
+                    if !ok[base + x] {
+                        continue;
+                    }
+                    let s = &inc[base + x];
                     let cand = s.remove(&in_v);
                     if new_row[x]
                         .as_ref()
                         .is_none_or(|b| cand.compare(b) == Ordering::Greater)
                     {
                         new_row[x] = Some(cand);
-                        new_dep[x] = dep;
+                        new_dep[x] = if dep[v].is_empty() {
+                            v as u32
+                        } else {
+                            dep[v][x]
+                        };
                     }
-                };
-                if chunk_of[v] == NONE {
-                    // A word: its column of the input, read once.
-                    for x in (0..n1).filter(|&x| x != v) {
-                        if let Some(s) = cell(x, v) {
-                            offer(x, &s, v as u32);
-                        }
-                    }
-                } else {
-                    let k = chunk_of[v] * n1;
-                    for x in 0..n1 {
-                        if let Some(s) = &rows[k + x] {
-                            offer(x, s, deps[k + x]);
-                        }
-                    }
-                    free.push(chunk_of[v]);
-                    chunk_of[v] = NONE;
                 }
             }
             for &v in &cycle[1..] {
@@ -502,17 +507,19 @@ fn chu_liu_edmonds<G: OrderedGroup>(
                 // Arcs from inside the cycle are self-loops of C now.
                 new_row[x] = None;
             }
-            let chunk = free.pop().unwrap_or_else(|| {
-                rows.resize(rows.len() + n1, None);
-                deps.resize(deps.len() + n1, 0);
-                rows.len() / n1 - 1
-            });
-            let k = chunk * n1;
-            for (dst, src) in rows[k..k + n1].iter_mut().zip(new_row.iter_mut()) {
-                *dst = src.take();
+            for x in 0..n1 {
+                match new_row[x].take() {
+                    Some(g) => {
+                        inc[c * n1 + x] = g;
+                        ok[c * n1 + x] = true;
+                    }
+                    None => ok[c * n1 + x] = false,
+                }
             }
-            deps[k..k + n1].copy_from_slice(&new_dep);
-            chunk_of[c] = chunk;
+            dep[c] = std::mem::replace(&mut new_dep, vec![0; n1]);
+            for &v in &cycle[1..] {
+                dep[v] = Vec::new();
+            }
             for &v in &cycle {
                 on_path[v] = false;
                 node_of_slot[v] = NONE;
