@@ -202,7 +202,16 @@ fn ties_are_deterministic_and_edge_cases_are_typed() {
 fn swaps_give_the_list_of_the_plain_partitioning() {
     let mut r = SplitMix64::new(34);
     for rooting in Rooting::ALL {
-        for (n, labels) in [(1, 1), (2, 1), (3, 3), (8, 1), (8, 3), (12, 1), (30, 1), (20, 2)] {
+        for (n, labels) in [
+            (1, 1),
+            (2, 1),
+            (3, 3),
+            (8, 1),
+            (8, 3),
+            (12, 1),
+            (30, 1),
+            (20, 2),
+        ] {
             let scores: Vec<f64> = (0..(n + 1) * (n + 1) * labels)
                 .map(|_| {
                     if r.chance(0.15) {

@@ -467,11 +467,17 @@ fn projective_mbr_tree_maximises_the_expected_attachment() {
                 let eas = |heads: &[usize]| -> f64 {
                     heads.iter().enumerate().map(|(i, &h)| mu[(h, i + 1)]).sum()
                 };
-                let best = trees.iter().map(|t| eas(&t.0)).fold(f64::NEG_INFINITY, f64::max);
+                let best = trees
+                    .iter()
+                    .map(|t| eas(&t.0))
+                    .fold(f64::NEG_INFINITY, f64::max);
                 let mbr = p.mbr_tree().unwrap();
                 assert!(mbr.is_projective());
                 assert!(trees.iter().any(|t| t.0 == mbr.heads()), "an allowed tree");
-                assert!((eas(mbr.heads()) - best).abs() < 1e-12, "{rooting:?} n = {n}");
+                assert!(
+                    (eas(mbr.heads()) - best).abs() < 1e-12,
+                    "{rooting:?} n = {n}"
+                );
                 assert!(eas(mbr.heads()) >= eas(p.best_tree().unwrap().heads()) - 1e-12);
             }
         }
@@ -512,11 +518,17 @@ fn labeled_projective_mbr_tree_maximises_the_labeled_attachment() {
                         })
                         .sum()
                 };
-                let best = all.iter().map(|t| las(&t.0, &t.1)).fold(f64::NEG_INFINITY, f64::max);
+                let best = all
+                    .iter()
+                    .map(|t| las(&t.0, &t.1))
+                    .fold(f64::NEG_INFINITY, f64::max);
                 let mbr = p.mbr_tree().unwrap();
                 assert!(mbr.is_projective());
                 let got = las(mbr.heads(), mbr.labels().unwrap());
-                assert!((got - best).abs() < 1e-12, "{rooting:?} n = {n}: {got} vs {best}");
+                assert!(
+                    (got - best).abs() < 1e-12,
+                    "{rooting:?} n = {n}: {got} vs {best}"
+                );
             }
         }
     }

@@ -43,8 +43,18 @@
 //! that is not excluded, so `(head, label)` lists come out ranked; the swap
 //! search also considers each arc's second-best label.
 //!
-//! Measured (`crates/bench/benches/kbest.rs`, release, `N(0, 1)` scores):
-//! see the table in that file's docs.
+//! Measured (`cargo bench -p spantree-bench --bench kbest`, release,
+//! `N(0, 1)` scores, a shared 2-core machine), milliseconds, swaps / plain
+//! scheme:
+//!
+//! | rooting | `K` | `n = 10` | `n = 36` | `n = 100` |
+//! |---|---|---|---|---|
+//! | multi | 1 | 0.0065 | 0.037 | 0.38 |
+//! | multi | 10 | 0.21 | 0.89 / 2.6 | 7.5 / 68 |
+//! | multi | 100 | 2.5 | 9.0 / 25 | 88 / 498 |
+//! | single | 1 | 0.0070 | 0.053 | 0.47 |
+//! | single | 10 | 0.21 | 1.8 / 6.0 | 15 / 100 |
+//! | single | 100 | 3.0 | 21 / 50 | 141 / 693 |
 //!
 //! # Ties
 //!
@@ -291,6 +301,10 @@ fn beats<T: OrderedGroup>(c: &T, best: Option<&T>) -> bool {
     best.is_none_or(|b| c.compare(b) == Ordering::Greater)
 }
 
+/// The heads of the maximum tree, and the second-best value with the word
+/// whose arc it avoids.
+type TreeAndSwap<T> = (Vec<usize>, Option<(T, usize)>);
+
 /// Chu–Liu–Edmonds on `leaf[m][h]` (`(n+1)²`, row `m`: the arcs into `m`),
 /// keeping every node's row, and Camerini et al.'s (1980) search of the best
 /// swap. `sec[m][h]`: the second-best parallel arc `h → m` (another label).
@@ -310,7 +324,7 @@ fn best_swap_search<T: OrderedGroup>(
     n: usize,
     leaf: &[Option<T>],
     sec: &[Option<T>],
-) -> Option<(Vec<usize>, Option<(T, usize)>)> {
+) -> Option<TreeAndSwap<T>> {
     let n1 = n + 1;
     let mut parent = vec![NONE; n1];
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n1];
@@ -379,14 +393,14 @@ fn best_swap_search<T: OrderedGroup>(
             for &v in &cycle {
                 let s_v = in_score[v].as_ref().expect("cycle nodes have an arc");
                 let (row, sec_row, dep) = if v < n1 {
-                    (&leaf[v * n1..(v + 1) * n1], &sec[v * n1..(v + 1) * n1], None)
+                    (
+                        &leaf[v * n1..(v + 1) * n1],
+                        &sec[v * n1..(v + 1) * n1],
+                        None,
+                    )
                 } else {
                     let c = (v - n1) * n1;
-                    (
-                        &rows[c..c + n1],
-                        &secs[c..c + n1],
-                        Some(&deps[c..c + n1]),
-                    )
+                    (&rows[c..c + n1], &secs[c..c + n1], Some(&deps[c..c + n1]))
                 };
                 for x in 0..n1 {
                     let Some(r) = &row[x] else { continue };
@@ -495,12 +509,9 @@ fn best_swap_search<T: OrderedGroup>(
             }
         }
     }
-    let total = heads
-        .iter()
-        .enumerate()
-        .fold(T::identity(), |t, (i, &h)| {
-            t.combine(leaf[(i + 1) * n1 + h].as_ref().expect("A's arcs exist"))
-        });
+    let total = heads.iter().enumerate().fold(T::identity(), |t, (i, &h)| {
+        t.combine(leaf[(i + 1) * n1 + h].as_ref().expect("A's arcs exist"))
+    });
     Some((heads, swap.map(|(d, m)| (total.combine(&d), m))))
 }
 
@@ -663,7 +674,11 @@ impl<G: OrderedGroup, F: Fn(usize, usize, usize) -> Option<G>> Table<G, F> {
                 leaf[m * n1 + h] = (self.score)(h, m, l).map(|s| tie(h, s, true));
                 continue;
             }
-            for (h, (b, s)) in self.best[row.clone()].iter().zip(&self.second[row]).enumerate() {
+            for (h, (b, s)) in self.best[row.clone()]
+                .iter()
+                .zip(&self.second[row])
+                .enumerate()
+            {
                 let (b, s) = if sub.excluded[i].iter().any(|&(e, _)| e == h) {
                     self.top_two(h, m, &sub.excluded[i])
                 } else {
@@ -677,7 +692,10 @@ impl<G: OrderedGroup, F: Fn(usize, usize, usize) -> Option<G>> Table<G, F> {
             }
         }
         let (heads, swap) = best_swap_search(n, &leaf, &sec)?;
-        debug_assert_eq!(heads, tree.heads, "the bonus makes the tree the unique maximum");
+        debug_assert_eq!(
+            heads, tree.heads,
+            "the bonus makes the tree the unique maximum"
+        );
         swap.map(|(t, m)| (t.value, m))
     }
 
@@ -753,7 +771,7 @@ impl Graph<f64> {
     /// `Σ_{e ∈ d} θ_e` (weights by their logarithm), in non-increasing order;
     /// fewer when the graph has fewer trees. Labeled graphs rank labeled
     /// trees. The first is [`Graph::best_tree`]. Algorithm, ties and cost
-    /// `O(|labels| n² + k n³)`: [`kbest`](crate::decode::kbest).
+    /// `O(|labels| n² + k n²)`: [`kbest`](crate::decode::kbest).
     ///
     /// # Errors
     /// [`Error::NoSpanningTree`], with the reason of [`Graph::spanning_tree`].
@@ -811,7 +829,7 @@ impl<W: Scalar> Graph<W> {
 
 impl<E: Engine> Model<E> {
     /// The `k` best trees of the model's graph and rooting with their scores;
-    /// see [`Graph::k_best`]. `O(|labels| n² + k n³)`, no factorisation needed.
+    /// see [`Graph::k_best`]. `O(|labels| n² + k n²)`, no factorisation needed.
     ///
     /// # Errors
     /// As [`Graph::k_best`]; [`Error::Unsupported`] for models built without

@@ -494,7 +494,9 @@ impl Graph<f64> {
         });
         let n1 = self.n() + 1;
         let heads = max_projective(self.n(), rooting, |h, m| scores[m * n1 + h])?;
-        finish_tree(self.n(), self.is_labeled(), heads, |h, m| labels[m * n1 + h])
+        finish_tree(self.n(), self.is_labeled(), heads, |h, m| {
+            labels[m * n1 + h]
+        })
     }
 }
 
@@ -764,13 +766,16 @@ impl Projective {
         for m in 1..n1 {
             for h in (0..n1).filter(|&h| h != m && self.graph.is_allowed(h, m)) {
                 // The first label of largest marginal.
-                let (l, v) = mu.iter().enumerate().fold((0, f64::NEG_INFINITY), |b, (l, ml)| {
-                    if ml[(h, m)] > b.1 {
-                        (l, ml[(h, m)])
-                    } else {
-                        b
-                    }
-                });
+                let (l, v) = mu
+                    .iter()
+                    .enumerate()
+                    .fold((0, f64::NEG_INFINITY), |b, (l, ml)| {
+                        if ml[(h, m)] > b.1 {
+                            (l, ml[(h, m)])
+                        } else {
+                            b
+                        }
+                    });
                 labels[m * n1 + h] = l;
                 scores[m * n1 + h] = Some(v);
             }
