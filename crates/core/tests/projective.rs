@@ -37,7 +37,7 @@ fn projective_trees(scores: &Matrix<f64>, rooting: Rooting) -> Vec<(Vec<usize>, 
 }
 
 /// Two labels of weights `exp(N(0, 1))`, some arcs forbidden.
-fn labeled_case(rng: &mut SplitMix64, n: usize) -> (LabeledWeights, Graph) {
+fn labeled_case(rng: &mut SplitMix64, n: usize) -> (LabeledWeights<f64>, Graph) {
     let labels: Vec<Matrix<f64>> = (0..2)
         .map(|_| weights_of(&normal_scores(rng, n, 1.0, 0.15)))
         .collect();
@@ -49,7 +49,7 @@ fn labeled_case(rng: &mut SplitMix64, n: usize) -> (LabeledWeights, Graph) {
 /// Every labeled projective tree `(heads, labels, weight)` (index `0` the
 /// root) of positive weight.
 fn labeled_projective_trees(
-    lw: &LabeledWeights,
+    lw: &LabeledWeights<f64>,
     rooting: Rooting,
 ) -> Vec<(Vec<usize>, Vec<usize>, f64)> {
     let mut all = Vec::new();
