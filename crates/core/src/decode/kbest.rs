@@ -66,7 +66,10 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::{decode_scores, Additive, Lex, Multiplicative, OrderedGroup, NONE};
+use super::{
+    decode_scores, log_score_of_score, log_score_of_weight, Additive, Lex, Multiplicative,
+    OrderedGroup, NONE,
+};
 use crate::engine::Engine;
 use crate::error::{Error, NoTree, Result};
 use crate::graph::{Graph, Potentials, Rooting};
@@ -787,11 +790,10 @@ impl Graph<f64> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn k_best(&self, rooting: Rooting, k: usize) -> Result<Vec<(Tree, f64)>> {
-        let scores = self.potentials() == Potentials::Scores;
-        graph_k_best(self, rooting, k, |&v| {
-            let s = if scores { v } else { v.ln() };
-            (s > f64::NEG_INFINITY).then_some(s)
-        })
+        match self.potentials() {
+            Potentials::Scores => graph_k_best(self, rooting, k, log_score_of_score),
+            Potentials::Weights => graph_k_best(self, rooting, k, log_score_of_weight),
+        }
     }
 }
 

@@ -650,6 +650,21 @@ pub(crate) fn finish_tree(
     Tree::with_labels(heads, ls)
 }
 
+/// A score as a log-space score (`None`: forbidden).
+///
+/// Scores and weights get two functions, not one closure that tests the
+/// potentials: given `if scores { v } else { v.ln() }`, the compiler
+/// computes the logarithm of every value speculatively (a third of the
+/// decoder's instructions, and `errno` work for negative scores).
+pub(crate) fn log_score_of_score(v: &f64) -> Option<f64> {
+    (*v > f64::NEG_INFINITY).then_some(*v)
+}
+
+/// A weight as a log-space score (`None`: forbidden, weight `0`).
+pub(crate) fn log_score_of_weight(v: &f64) -> Option<f64> {
+    (*v > 0.0).then(|| v.ln())
+}
+
 impl Graph<f64> {
     /// The highest-scoring tree of `rooting` (maximum spanning arborescence),
     /// in `f64` log space: scores as given, weights by their logarithm, so
@@ -673,11 +688,10 @@ impl Graph<f64> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn best_tree(&self, rooting: Rooting) -> Result<Tree> {
-        let scores = self.potentials() == Potentials::Scores;
-        decode_graph(self, rooting, |&v| {
-            let s = if scores { v } else { v.ln() };
-            (s > f64::NEG_INFINITY).then_some(s)
-        })
+        match self.potentials() {
+            Potentials::Scores => decode_graph(self, rooting, log_score_of_score),
+            Potentials::Weights => decode_graph(self, rooting, log_score_of_weight),
+        }
     }
 }
 

@@ -487,11 +487,10 @@ impl Graph<f64> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn best_projective_tree(&self, rooting: Rooting) -> Result<Tree> {
-        let is_scores = self.potentials() == Potentials::Scores;
-        let (scores, labels) = super::best_labels(self, |&v| {
-            let s = if is_scores { v } else { v.ln() };
-            (s > f64::NEG_INFINITY).then_some(s)
-        });
+        let (scores, labels) = match self.potentials() {
+            Potentials::Scores => super::best_labels(self, super::log_score_of_score),
+            Potentials::Weights => super::best_labels(self, super::log_score_of_weight),
+        };
         let n1 = self.n() + 1;
         let heads = max_projective(self.n(), rooting, |h, m| scores[m * n1 + h])?;
         finish_tree(self.n(), self.is_labeled(), heads, |h, m| {
