@@ -35,21 +35,21 @@
 //! [`Error::NoSpanningTree`] with the reason of [`Graph::spanning_tree`].
 //!
 //! Measured (`cargo bench -p spantree-bench --bench decode -- best_tree/`,
-//! release, `N(0, 1)` scores, a shared 2-core machine): multi-root 4.3, 13.5,
-//! 123, 411 µs and 22.6 ms, single-root 5.0, 32.6, 206, 829 µs and 37.7 ms at
-//! `n = 10, 36, 100, 200, 1000`. The fitted slope over `n ≥ 100` is 2.30 /
-//! 2.28: the instruction count grows slower than `n²` (callgrind, 1.39 M at
-//! `n = 100`, 107 M at `n = 1000`), but at `n = 1000` the `8 MB` input and its
-//! transposed copy leave the caches (L1 misses × 86 for × 100 arcs). Reading
-//! the input in place instead (one streaming pass for the first choices,
-//! columns for cycle members) was tried and costs more: judging by the read
-//! misses (554 k against 202 k), about 40 % of the
-//! words join a cycle at `n = 1000`, and each column is `n` cache misses.
-//! A compiled peer on the same matrices, `ufal.chu_liu_edmonds`
-//! (TurboParser's C++, unconstrained rooting, `crates/bench/peers/mst_peer.py`),
-//! measured in one window with this decoder (both slowed by load):
-//! 4.3 / 22.5 / 328 / 1389 µs / 367 ms against 5.5 / 25.2 / 291 / 1360 µs / 38 ms
-//! here, the same tree scores at every `n`.
+//! release, `N(0, 1)` scores, 2 cores shared with other builds at load 11):
+//! multi-root 3.7, 10.9, 66, 245 µs and 14.4 ms, single-root 6.2, 22, 145 µs,
+//! 1.0 ms and 29 ms at `n = 10, 36, 100, 200, 1000`. The fitted slope over
+//! `n ≥ 100` is 2.37 / 2.27, above `2`: at `n = 1000` the `8 MB` input and its
+//! transposed copy leave the caches (callgrind: L1 misses × 86 for × 100
+//! arcs, while instructions grow × 77). Reading the input in place instead
+//! (one streaming pass for the first choices, columns for cycle members) was
+//! tried and costs more: judging by the read misses (554 k against 202 k),
+//! about 40 % of the words join a cycle at `n = 1000`, and each column is
+//! `n` misses. Peers on the same matrices (`crates/bench/peers/mst_peer.py`,
+//! unconstrained rooting, same tree scores at every `n`, same window):
+//! `ufal.chu_liu_edmonds` (TurboParser's C++) 5.2, 17, 325, 1100 µs and
+//! 354 ms; a numba port of this very algorithm 3.7, 2.8, 22, 50 µs and
+//! 27 ms, so this decoder's constant still has room at `n = 36 … 200` (the
+//! generic packing through `Option` values, per-call allocations).
 //!
 //! # The single-root constraint
 //!
