@@ -35,10 +35,10 @@
 //! [`Error::NoSpanningTree`] with the reason of [`Graph::spanning_tree`].
 //!
 //! Measured (`cargo bench -p spantree-bench --bench decode -- best_tree/`,
-//! release, `N(0, 1)` scores, 2 cores shared with other builds at load 11):
-//! multi-root 3.7, 10.9, 66, 245 µs and 14.4 ms, single-root 6.2, 22, 145 µs,
-//! 1.0 ms and 29 ms at `n = 10, 36, 100, 200, 1000`. The fitted slope over
-//! `n ≥ 100` is 2.37 / 2.27, above `2`: at `n = 1000` the `8 MB` input and its
+//! release, `N(0, 1)` scores, 2 cores shared with other builds at load 10):
+//! multi-root 2.3, 5.2, 59, 170 µs and 10.1 ms, single-root 2.6, 18, 94,
+//! 411 µs and 23.7 ms at `n = 10, 36, 100, 200, 1000`. The fitted slope over
+//! `n ≥ 100` is 2.28 / 2.42, above `2`: at `n = 1000` the `8 MB` input and its
 //! transposed copy leave the caches (callgrind: L1 misses × 86 for × 100
 //! arcs, while instructions grow × 77). Reading the input in place instead
 //! (one streaming pass for the first choices, columns for cycle members) was
@@ -48,8 +48,10 @@
 //! unconstrained rooting, same tree scores at every `n`, same window):
 //! `ufal.chu_liu_edmonds` (TurboParser's C++) 5.2, 17, 325, 1100 µs and
 //! 354 ms; a numba port of this very algorithm 3.7, 2.8, 22, 50 µs and
-//! 27 ms, so this decoder's constant still has room at `n = 36 … 200` (the
-//! generic packing through `Option` values, per-call allocations).
+//! 27 ms (a window of load 11, where this decoder took 3.7, 10.9, 66, 245 µs
+//! and 14.4 ms before the members' lists lost their allocations), so the
+//! constant still has room at `n = 36 … 200` (the generic packing through
+//! `Option` values).
 //!
 //! # The single-root constraint
 //!
@@ -413,7 +415,10 @@ fn chu_liu_edmonds<G: OrderedGroup>(
     // Slots: a contracted node lives in the smallest slot of its members.
     // `slot_of[x]`: the slot of the current node holding original node `x`.
     let mut slot_of: Vec<usize> = (0..n1).collect();
-    let mut members: Vec<Vec<usize>> = (0..n1).map(|x| vec![x]).collect();
+    // The members of slot `c`: a list from `c` through `next_member`, with
+    // its last element in `last_member[c]` (no allocation per node).
+    let mut next_member = vec![NONE; n1];
+    let mut last_member: Vec<usize> = (0..n1).collect();
     let mut node_of_slot: Vec<usize> = (0..n1).collect();
     let mut finished = vec![false; n1];
     finished[0] = true;
@@ -516,13 +521,15 @@ fn chu_liu_edmonds<G: OrderedGroup>(
                 }
             }
             for &v in &cycle[1..] {
-                let moved = std::mem::take(&mut members[v]);
-                members[c].extend(moved);
+                next_member[last_member[c]] = v;
+                last_member[c] = last_member[v];
             }
-            for &x in &members[c] {
+            let mut x = c;
+            while x != NONE {
                 slot_of[x] = c;
                 // Arcs from inside the cycle are self-loops of C now.
                 new_row[x] = None;
+                x = next_member[x];
             }
             for x in 0..n1 {
                 match new_row[x].take() {
