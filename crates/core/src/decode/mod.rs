@@ -45,7 +45,7 @@
 //! tried and costs more: judging by the read misses (554 k against 202 k),
 //! about 40 % of the words join a cycle at `n = 1000`, and each column is
 //! `n` misses. Peers on the same matrices (`crates/bench/peers/mst_peer.py`,
-//! unconstrained rooting, same tree scores at every `n`, same window):
+//! unconstrained rooting, same tree scores at every `n`, one window):
 //! `ufal.chu_liu_edmonds` (TurboParser's C++) 5.2, 17, 325, 1100 µs and
 //! 354 ms; a numba port of this very algorithm 3.7, 2.8, 22, 50 µs and
 //! 27 ms (a window of load 11, where this decoder took 3.7, 10.9, 66, 245 µs
