@@ -97,6 +97,7 @@ impl Structure {
                     | Quantity::Entropy
                     | Quantity::GradEntropy
                     | Quantity::BestTree
+                    | Quantity::MbrTree
             ),
         }
     }

@@ -749,6 +749,18 @@ fn write_projective<S: Scalar>(
                 field(name, out);
                 write_tree(&tree, score, out)?;
             }
+            Quantity::MbrTree => {
+                // Eisner over the projective marginals; the score is the
+                // expected (labeled) attachment count, as without structure.
+                let tree = chart.mbr_tree()?;
+                let mu = chart.label_marginals()?;
+                let score = tree
+                    .arcs()
+                    .map(|(h, m)| mu[tree.label(m).unwrap_or(0)][(h, m)])
+                    .sum();
+                field(name, out);
+                write_tree(&tree, score, out)?;
+            }
             // `Request::with_structure` refuses the others up front.
             _ => {}
         }

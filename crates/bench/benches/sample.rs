@@ -1,8 +1,7 @@
-//! Sampling and k-best: time for one model, its sampler and `k ∈ {1, 100}`
+//! Sampling: time for one model, its sampler and `k ∈ {1, 100}`
 //! samples (one factorisation shared by the `k` samples) at
 //! `n ∈ {10, 36, 100}`, both rootings, each sampler (`auto`, `marginal`,
-//! `wilson`); and `kbest:K` for `K ∈ {1, 10, 100}` at the same `n`. Scores
-//! `N(0, 1)`, one graph per `n`. Prints `E[T]`, the expected walk steps,
+//! `wilson`). Scores `N(0, 1)`, one graph per `n`. Prints `E[T]`, the expected walk steps,
 //! from which the constants of the automatic choice were measured.
 //!
 //! ```sh
@@ -50,24 +49,9 @@ fn sampling(c: &mut Criterion) {
     }
 }
 
-fn kbest(c: &mut Criterion) {
-    for rooting in Rooting::ALL {
-        for k in [1usize, 10, 100] {
-            let mut group = c.benchmark_group(format!("kbest/{}/K={k}", rooting.name()));
-            for n in [10, 36, 100] {
-                let graph = normal_graph(n, 1.0, n as u64);
-                group.bench_with_input(BenchmarkId::from_parameter(n), &graph, |b, g| {
-                    b.iter(|| g.k_best(rooting, k).unwrap())
-                });
-            }
-            group.finish();
-        }
-    }
-}
-
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).warm_up_time(std::time::Duration::from_millis(200)).measurement_time(std::time::Duration::from_millis(800));
-    targets = sampling, kbest
+    targets = sampling
 }
 criterion_main!(benches);

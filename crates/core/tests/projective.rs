@@ -36,6 +36,31 @@ fn projective_trees(scores: &Matrix<f64>, rooting: Rooting) -> Vec<(Vec<usize>, 
     out
 }
 
+/// Two labels of weights `exp(N(0, 1))`, some arcs forbidden.
+fn labeled_case(rng: &mut SplitMix64, n: usize) -> (LabeledWeights<f64>, Graph) {
+    let labels: Vec<Matrix<f64>> = (0..2)
+        .map(|_| weights_of(&normal_scores(rng, n, 1.0, 0.15)))
+        .collect();
+    let lw = LabeledWeights::new(labels);
+    let graph = Graph::from_labeled_weights(&lw.rows()).unwrap();
+    (lw, graph)
+}
+
+/// Every labeled projective tree `(heads, labels, weight)` (index `0` the
+/// root) of positive weight.
+fn labeled_projective_trees(
+    lw: &LabeledWeights<f64>,
+    rooting: Rooting,
+) -> Vec<(Vec<usize>, Vec<usize>, f64)> {
+    let mut all = Vec::new();
+    lw.for_each_labeled_tree(rooting, |h, l, w| {
+        if w > 0.0 && Tree::new(h[1..].to_vec()).unwrap().is_projective() {
+            all.push((h.to_vec(), l.to_vec(), w));
+        }
+    });
+    all
+}
+
 /// The projective tree counts with unit weights, `n = 1..6`, in exact
 /// rationals on the chart's real semiring, and by enumeration (Tree::is_projective).
 #[test]
@@ -218,25 +243,16 @@ fn projective_inside_outside_matches_enumeration() {
     }
 }
 
-/// Labeled projective trees: `ln Z`, label marginals and entropy against
-/// every labeled projective tree.
+/// Labeled projective trees: `ln Z`, label marginals, entropy, the best and
+/// the MBR tree against every labeled projective tree.
 #[test]
 fn labeled_projective_quantities_match_enumeration() {
     let mut rng = SplitMix64::new(61);
     for n in 1..=4 {
         for _ in 0..5 {
-            let labels: Vec<Matrix<f64>> = (0..2)
-                .map(|_| weights_of(&normal_scores(&mut rng, n, 1.0, 0.15)))
-                .collect();
-            let lw = LabeledWeights::new(labels);
-            let graph = Graph::from_labeled_weights(&lw.rows()).unwrap();
+            let (lw, graph) = labeled_case(&mut rng, n);
             for rooting in Rooting::ALL {
-                let mut all = Vec::new();
-                lw.for_each_labeled_tree(rooting, |h, l, w| {
-                    if Tree::new(h[1..].to_vec()).unwrap().is_projective() {
-                        all.push((h.to_vec(), l.to_vec(), w));
-                    }
-                });
+                let all = labeled_projective_trees(&lw, rooting);
                 let p = Projective::new(&graph, rooting).unwrap();
                 if all.is_empty() {
                     continue;
@@ -261,6 +277,29 @@ fn labeled_projective_quantities_match_enumeration() {
                 let best = p.best_tree().unwrap();
                 let max = all.iter().map(|t| t.2).fold(0.0, f64::max);
                 assert!((best.weight(&graph).unwrap() - max).abs() < 1e-12 * max);
+                // The MBR tree maximises the expected labeled attachment
+                // score (sums of at most n probabilities: 1e-12).
+                let las = |heads: &[usize], ls: &[usize]| -> f64 {
+                    all.iter()
+                        .map(|t| {
+                            let hits = (0..n)
+                                .filter(|&i| t.0[i + 1] == heads[i] && t.1[i + 1] == ls[i])
+                                .count();
+                            hits as f64 * t.2 / z
+                        })
+                        .sum()
+                };
+                let best = all
+                    .iter()
+                    .map(|t| las(&t.0[1..], &t.1[1..]))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let mbr = p.mbr_tree().unwrap();
+                assert!(mbr.is_projective());
+                let got = las(mbr.heads(), mbr.labels().unwrap());
+                assert!(
+                    (got - best).abs() < 1e-12,
+                    "{rooting:?} n = {n}: {got} vs {best}"
+                );
             }
         }
     }
@@ -433,6 +472,52 @@ fn projective_gradients_match_complex_step() {
                 let (lz, ent) = complex_log_z_and_entropy(&scores, rooting, (0, 0, 0));
                 assert!((lz.re - p.log_partition().unwrap()).abs() < 1e-12);
                 assert!((ent.re - p.entropy().unwrap()).abs() < 1e-11);
+            }
+        }
+    }
+}
+
+/// The projective MBR tree maximises the expected attachment score over
+/// every enumerated projective tree, with the marginals also by enumeration
+/// (tolerance 1e-12: sums of at most n marginals, each exact to ~1e-15); it
+/// is projective and uses allowed arcs only; its score is at least the
+/// mode's.
+#[test]
+fn projective_mbr_tree_maximises_the_expected_attachment() {
+    let mut rng = SplitMix64::new(71);
+    for n in 1..=6 {
+        for _ in 0..6 {
+            let scores = normal_scores(&mut rng, n, 2.0, 0.2);
+            let graph = graph_of(&scores);
+            for rooting in Rooting::ALL {
+                let trees = projective_trees(&scores, rooting);
+                let p = Projective::new(&graph, rooting).unwrap();
+                if trees.is_empty() {
+                    assert!(p.mbr_tree().is_err());
+                    continue;
+                }
+                let ln_z = log_sum_exp(trees.iter().map(|t| t.1));
+                let mut mu = Matrix::<f64>::zeros(n + 1, n + 1);
+                for (heads, s) in &trees {
+                    for (i, &hd) in heads.iter().enumerate() {
+                        mu[(hd, i + 1)] += (s - ln_z).exp();
+                    }
+                }
+                let eas = |heads: &[usize]| -> f64 {
+                    heads.iter().enumerate().map(|(i, &h)| mu[(h, i + 1)]).sum()
+                };
+                let best = trees
+                    .iter()
+                    .map(|t| eas(&t.0))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let mbr = p.mbr_tree().unwrap();
+                assert!(mbr.is_projective());
+                assert!(trees.iter().any(|t| t.0 == mbr.heads()), "an allowed tree");
+                assert!(
+                    (eas(mbr.heads()) - best).abs() < 1e-12,
+                    "{rooting:?} n = {n}"
+                );
+                assert!(eas(mbr.heads()) >= eas(p.best_tree().unwrap().heads()) - 1e-12);
             }
         }
     }

@@ -34,6 +34,25 @@
 //! tree that uses one. When no tree exists, the error is
 //! [`Error::NoSpanningTree`] with the reason of [`Graph::spanning_tree`].
 //!
+//! Measured (`cargo bench -p spantree-bench --bench decode -- best_tree/`,
+//! release, `N(0, 1)` scores, 2 cores shared with other builds at load 10):
+//! multi-root 2.3, 5.2, 59, 170 µs and 10.1 ms, single-root 2.6, 18, 94,
+//! 411 µs and 23.7 ms at `n = 10, 36, 100, 200, 1000`. The fitted slope over
+//! `n ≥ 100` is 2.28 / 2.42, above `2`: at `n = 1000` the `8 MB` input and its
+//! transposed copy leave the caches (callgrind: L1 misses × 86 for × 100
+//! arcs, while instructions grow × 77). Reading the input in place instead
+//! (one streaming pass for the first choices, columns for cycle members) was
+//! tried and costs more: judging by the read misses (554 k against 202 k),
+//! about 40 % of the words join a cycle at `n = 1000`, and each column is
+//! `n` misses. Peers on the same matrices (`crates/bench/peers/mst_peer.py`,
+//! unconstrained rooting, same tree scores at every `n`, one window):
+//! `ufal.chu_liu_edmonds` (TurboParser's C++) 5.2, 17, 325, 1100 µs and
+//! 354 ms; a numba port of this very algorithm 3.7, 2.8, 22, 50 µs and
+//! 27 ms (a window of load 11, where this decoder took 3.7, 10.9, 66, 245 µs
+//! and 14.4 ms before the members' lists lost their allocations), so the
+//! constant still has room at `n = 36 … 200` (the generic packing through
+//! `Option` values).
+//!
 //! # The single-root constraint
 //!
 //! Following Stanojević & Cohen (2021), single-root trees are decoded by
@@ -356,7 +375,7 @@ pub(crate) fn decode_scores<G: OrderedGroup>(
     }
 }
 
-const NONE: usize = usize::MAX;
+pub(crate) const NONE: usize = usize::MAX;
 
 /// A node of the contraction forest: a word, or a contracted cycle.
 struct ForestNode<G> {
@@ -396,7 +415,10 @@ fn chu_liu_edmonds<G: OrderedGroup>(
     // Slots: a contracted node lives in the smallest slot of its members.
     // `slot_of[x]`: the slot of the current node holding original node `x`.
     let mut slot_of: Vec<usize> = (0..n1).collect();
-    let mut members: Vec<Vec<usize>> = (0..n1).map(|x| vec![x]).collect();
+    // The members of slot `c`: a list from `c` through `next_member`, with
+    // its last element in `last_member[c]` (no allocation per node).
+    let mut next_member = vec![NONE; n1];
+    let mut last_member: Vec<usize> = (0..n1).collect();
     let mut node_of_slot: Vec<usize> = (0..n1).collect();
     let mut finished = vec![false; n1];
     finished[0] = true;
@@ -499,13 +521,15 @@ fn chu_liu_edmonds<G: OrderedGroup>(
                 }
             }
             for &v in &cycle[1..] {
-                let moved = std::mem::take(&mut members[v]);
-                members[c].extend(moved);
+                next_member[last_member[c]] = v;
+                last_member[c] = last_member[v];
             }
-            for &x in &members[c] {
+            let mut x = c;
+            while x != NONE {
                 slot_of[x] = c;
                 // Arcs from inside the cycle are self-loops of C now.
                 new_row[x] = None;
+                x = next_member[x];
             }
             for x in 0..n1 {
                 match new_row[x].take() {
@@ -593,45 +617,59 @@ fn decode_graph<W: Scalar, G: OrderedGroup>(
     rooting: Rooting,
     value: impl Fn(&W) -> Option<G>,
 ) -> Result<Tree> {
-    let n1 = graph.n() + 1;
-    let labeled = graph.is_labeled();
-    let mut labels = if labeled {
-        vec![0; n1 * n1]
+    let heads = if graph.labels() == 1 {
+        // One value per arc: read in place, no label bookkeeping.
+        decode_scores(
+            graph.n(),
+            rooting,
+            |h, m| value(&graph.values(h, m)[0]),
+            || graph.spanning_tree(rooting),
+        )?
     } else {
-        Vec::new()
+        decode_scores(
+            graph.n(),
+            rooting,
+            |h, m| best_label(graph, h, m, &value).map(|(s, _)| s),
+            || graph.spanning_tree(rooting),
+        )?
     };
-    let heads = decode_scores(
-        graph.n(),
-        rooting,
-        |h, m| {
-            best_label(graph, h, m, &value).map(|(s, l)| {
-                if labeled {
-                    labels[m * n1 + h] = l;
-                }
-                s
-            })
-        },
-        || graph.spanning_tree(rooting),
-    )?;
-    finish_tree(graph.n(), labeled, heads, &labels)
+    finish_tree(graph.n(), graph.is_labeled(), heads, |h, m| {
+        best_label(graph, h, m, &value).map_or(0, |(_, l)| l)
+    })
 }
 
-/// The tree of `heads`, labeled by `labels[m][h]` when `labeled`.
+/// The tree of `heads`, labeled by `label(h, m)` when `labeled`.
 pub(crate) fn finish_tree(
     n: usize,
     labeled: bool,
     heads: Vec<usize>,
-    labels: &[usize],
+    label: impl Fn(usize, usize) -> usize,
 ) -> Result<Tree> {
     if !labeled {
         return Tree::new(heads);
     }
+    debug_assert_eq!(heads.len(), n);
     let ls = heads
         .iter()
         .enumerate()
-        .map(|(i, &h)| labels[(i + 1) * (n + 1) + h])
+        .map(|(i, &h)| label(h, i + 1))
         .collect();
     Tree::with_labels(heads, ls)
+}
+
+/// A score as a log-space score (`None`: forbidden).
+///
+/// Scores and weights get two functions, not one closure that tests the
+/// potentials: given `if scores { v } else { v.ln() }`, the compiler
+/// computes the logarithm of every value speculatively (a third of the
+/// decoder's instructions, and `errno` work for negative scores).
+pub(crate) fn log_score_of_score(v: &f64) -> Option<f64> {
+    (*v > f64::NEG_INFINITY).then_some(*v)
+}
+
+/// A weight as a log-space score (`None`: forbidden, weight `0`).
+pub(crate) fn log_score_of_weight(v: &f64) -> Option<f64> {
+    (*v > 0.0).then(|| v.ln())
 }
 
 impl Graph<f64> {
@@ -657,11 +695,10 @@ impl Graph<f64> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn best_tree(&self, rooting: Rooting) -> Result<Tree> {
-        let scores = self.potentials() == Potentials::Scores;
-        decode_graph(self, rooting, |&v| {
-            let s = if scores { v } else { v.ln() };
-            (s > f64::NEG_INFINITY).then_some(s)
-        })
+        match self.potentials() {
+            Potentials::Scores => decode_graph(self, rooting, log_score_of_score),
+            Potentials::Weights => decode_graph(self, rooting, log_score_of_weight),
+        }
     }
 }
 

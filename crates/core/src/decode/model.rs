@@ -65,16 +65,12 @@ impl<E: Engine> Model<E> {
         let rooting = self.rooting();
         let graph = self.graph();
         let labeled = mu.len() > 1;
-        let mut labels = if labeled {
-            vec![0; n1 * n1]
-        } else {
-            Vec::new()
-        };
         let allowed = |h: usize, m: usize| match graph {
             Some(g) => g.is_allowed(h, m),
             None => mu.iter().any(|ml| !ml[(h, m)].is_zero()),
         };
-        let cell = |h: usize, m: usize| {
+        // The best label of an allowed arc and its marginal, first maximum.
+        let best = |h: usize, m: usize| {
             if !allowed(h, m) {
                 return None;
             }
@@ -88,13 +84,9 @@ impl<E: Engine> Model<E> {
                     best = Some((s, l));
                 }
             }
-            best.map(|(s, l)| {
-                if labeled {
-                    labels[m * n1 + h] = l;
-                }
-                s
-            })
+            best
         };
+        let cell = |h: usize, m: usize| best(h, m).map(|(s, _)| s);
         let heads = match graph {
             Some(g) => decode_scores(n, rooting, cell, || g.spanning_tree(rooting))?,
             None => {
@@ -109,7 +101,7 @@ impl<E: Engine> Model<E> {
                 decode_scores(n, rooting, cell, || tree)?
             }
         };
-        finish_tree(n, labeled, heads, &labels)
+        finish_tree(n, labeled, heads, |h, m| best(h, m).map_or(0, |(_, l)| l))
     }
 
     /// `ln p(d) = Σ_{e ∈ d} θ_e − ln Z`: `-∞` for a tree that uses a

@@ -84,6 +84,16 @@
 //! `n = 100`. Weights that trap the walk in heavy cycles raise `E[T]`, and
 //! the rule then switches to the marginal sampler, whose cost does not
 //! depend on the weights.
+//!
+//! End to end, model and factorisation included
+//! (`cargo bench -p spantree-bench --bench sample -- 'samples/(single|multi)/auto'`,
+//! measured while the 2 cores were shared by other builds, so upper bounds):
+//! one sample costs 37 µs, 0.33 ms and 3.2 ms single-root, 24 µs, 0.23 ms and
+//! 1.6 ms multi-root at `n = 10, 36, 100`; 100 samples from one factorisation
+//! cost 2.7, 6.8 and 52 µs per sample single-root, 1.9, 6.1 and 36 µs
+//! multi-root. Exact pure-Python samplers take about 38 ms per sample at
+//! `n = 100`, and a compiled single-root sampler that refactorises per
+//! sample about 4.7 ms.
 
 use rand::SeedableRng;
 
