@@ -750,14 +750,7 @@ fn write_projective<S: Scalar>(
                 write_tree(&tree, score, out)?;
             }
             Quantity::MbrTree => {
-                // Eisner over the projective marginals; the score is the
-                // expected (labeled) attachment count, as without structure.
-                let tree = chart.mbr_tree()?;
-                let mu = chart.label_marginals()?;
-                let score = tree
-                    .arcs()
-                    .map(|(h, m)| mu[tree.label(m).unwrap_or(0)][(h, m)])
-                    .sum();
+                let (tree, score) = crate::typed::projective_mbr_tree(chart)?;
                 field(name, out);
                 write_tree(&tree, score, out)?;
             }

@@ -14,6 +14,7 @@
 //! [`grad_kl_jvp`]) for the double backward of a PyTorch op.
 
 use num_complex::Complex64;
+use spantree_core::decode::projective::Projective;
 use spantree_core::{
     Divergence, Error, GradientPair, Graph, Matrix, Model, PerLabel, Potentials, Result, Rooting,
     Scalar, Transcendental, Tree,
@@ -112,6 +113,22 @@ pub fn mbr_tree<B: Backend>(model: &Model<B>) -> Result<ScoredTree> {
         let l = tree.label(m).unwrap_or(0);
         score += mu[(l, h, m)].to_f64();
     }
+    Ok((tree, score))
+}
+
+/// The minimum-Bayes-risk projective tree ([`Projective::mbr_tree`]: Eisner
+/// over the projective marginals) and its expected number of correct
+/// attachments under the projective distribution. `O(n³)`.
+///
+/// # Errors
+/// As [`Projective::mbr_tree`].
+pub fn projective_mbr_tree(chart: &Projective) -> Result<ScoredTree> {
+    let tree = chart.mbr_tree()?;
+    let mu = chart.label_marginals()?;
+    let score = tree
+        .arcs()
+        .map(|(h, m)| mu[tree.label(m).unwrap_or(0)][(h, m)])
+        .sum();
     Ok((tree, score))
 }
 

@@ -744,6 +744,7 @@ impl Charts {
                 let score = tree.score(graph)?;
                 Answer::Trees(vec![(tree, score)])
             }
+            Ask::MbrTree => Answer::Trees(vec![typed::projective_mbr_tree(chart)?]),
             // `Batch::ask` refuses the others through the front end's check.
             _ => return Err(Error::Unsupported("this quantity over projective trees")),
         })

@@ -148,6 +148,13 @@ def test_projective_structure(rooting):
         np.testing.assert_allclose(d.entropy(), h, rtol=1e-9)
         best = max(items, key=lambda t: t[1])[0]
         assert tuple(d.best_tree().heads) == tuple(a[0] for a in best)
+        # MBR: the projective tree of most expected correct attachments.
+        gain = max(sum(mu[h, m] for h, m, _ in arcs) for arcs, _ in items)
+        mbr = d.mbr_tree()
+        assert projective(list(mbr.heads))
+        np.testing.assert_allclose(mbr.score, gain, rtol=1e-9)
+        np.testing.assert_allclose(sum(mu[h, m] for m, h in enumerate(mbr.heads, 1)), gain,
+                                   rtol=1e-9)
     with pytest.raises(spantree.UsageError):
         d.kbest(2)  # not defined over projective trees
     with pytest.raises(spantree.UsageError):
