@@ -50,7 +50,10 @@ fn arc(h: usize, m: usize) -> ArcRef {
     }
 }
 
-fn case(n: usize, shift: Option<f64>, labels: usize, seed: u64) -> Case {
+/// The case of `seed`; with `perturb`, the graphs hold the weights `e^θ`
+/// rounded to `f64` instead of the scores (a relative move of up to `2⁻⁵³`,
+/// as preparing them in `f64` does), all else equal.
+fn case(n: usize, shift: Option<f64>, labels: usize, seed: u64, perturb: bool) -> Case {
     let mut rng = SplitMix64::new(seed);
     let mut scores = |rng: &mut SplitMix64| {
         let mut s = match shift {
@@ -63,8 +66,20 @@ fn case(n: usize, shift: Option<f64>, labels: usize, seed: u64) -> Case {
         s
     };
     let graph = |rng: &mut SplitMix64, scores: &mut dyn FnMut(&mut SplitMix64) -> Matrix<f64>| {
-        if labels == 1 {
+        if labels == 1 && perturb {
+            Graph::from_weights(&random::rows(&scores(rng).map(|x| x.exp()))).expect("valid")
+        } else if labels == 1 {
             Graph::from_scores(&random::rows(&scores(rng))).expect("valid")
+        } else if perturb {
+            let per: Vec<Matrix<f64>> = (0..labels).map(|_| scores(rng)).collect();
+            let rows: Vec<Vec<Vec<f64>>> = (0..=n)
+                .map(|h| {
+                    (0..=n)
+                        .map(|m| per.iter().map(|s| s[(h, m)].exp()).collect())
+                        .collect()
+                })
+                .collect();
+            Graph::from_labeled_weights(&rows).expect("valid")
         } else {
             let per: Vec<Matrix<f64>> = (0..labels).map(|_| scores(rng)).collect();
             let rows: Vec<Vec<Vec<f64>>> = (0..=n)
@@ -281,7 +296,7 @@ fn table(sizes: &[usize]) {
         for rooting in Rooting::ALL {
             for (name, shift) in &families {
                 for labels in [1, 2] {
-                    let c = case(n, *shift, labels, 7_919 + n as u64);
+                    let c = case(n, *shift, labels, 7_919 + n as u64, false);
                     let exact = quantities(Reference::default(), &c, rooting);
                     let engines: [(&str, Vec<(&'static str, Out)>); 4] = [
                         ("f64", quantities(F64, &c, rooting)),
@@ -297,17 +312,38 @@ fn table(sizes: &[usize]) {
                                 .and_then(|(_, x)| x.as_ref().ok())
                                 .cloned()
                         };
+                        // Exact rationals on the f64 weights, a third opinion
+                        // where no logarithm is needed.
+                        let rational = (q == "attachment").then(|| {
+                            Model::new(spantree_exact::Exact, &c.p, rooting)
+                                .and_then(|m| m.grad_expected_attachment(&c.heads, None))
+                                .map(|g| flat(&g))
+                                .unwrap_or_default()
+                        });
                         if let (Some(e), Some(a)) = (get(&exact), get(&engines[2].1)) {
                             println!("  dump {name} {} labels {labels}", rooting.name());
                             for (i, (x, y)) in e.iter().zip(&a).enumerate() {
                                 if *x != 0.0 || *y != 0.0 {
+                                    let r = rational.as_ref().and_then(|r| r.get(i)).copied();
                                     println!(
-                                        "    {i}: {x:.6e} {y:.6e} rel {:.1e}",
-                                        (x - y).abs() / x.abs()
+                                        "    {i}: {x:.6e} {y:.6e} rel {:.1e} exact {:.6e}",
+                                        (x - y).abs() / x.abs(),
+                                        r.unwrap_or(f64::NAN)
                                     );
                                 }
                             }
                         }
+                    }
+                    if std::env::var_os("HONEST_FLOOR").is_some() {
+                        // The conditioning floor: the reference on weights
+                        // moved by their own rounding, against the reference.
+                        let moved = case(n, *shift, labels, 7_919 + n as u64, true);
+                        let floor = quantities(Reference::default(), &moved, rooting);
+                        let detail: Vec<String> = floor
+                            .iter()
+                            .map(|(q, _)| format!("{q} {}", cell(&floor, &exact, &[q])))
+                            .collect();
+                        println!("  floor {name} {}: {}", rooting.name(), detail.join(", "));
                     }
                     if std::env::var_os("HONEST_DETAIL").is_some() {
                         for (engine, found) in &engines[2..] {
@@ -452,7 +488,7 @@ fn timing() {
     println!("| n | quantity | dense LU (`log`) | `accurate` | ratio | `log-accurate` |");
     println!("|---|---|---|---|---|---|");
     for n in [10, 36, 100] {
-        let c = case(n, Some(0.0), 1, 99 + n as u64);
+        let c = case(n, Some(0.0), 1, 99 + n as u64, false);
         for (what, cov) in [("grad_entropy", false), ("covariance (3 features)", true)] {
             let dense = median(ShiftedF64, &c, cov);
             let accurate = median(Accurate, &c, cov);
