@@ -192,18 +192,17 @@ mod nalgebra {
 #[test]
 fn complex_is_right_on_column_scales() {
     use spantree_core::{Graph, Model, Rooting};
-    let w = [
-        [0.0, 1e290, 1e-290],
-        [0.0, 0.0, 1e-290],
-        [0.0, 1e290, 0.0],
-    ];
+    let w = [[0.0, 1e290, 1e-290], [0.0, 0.0, 1e-290], [0.0, 1e290, 0.0]];
     let graph = Graph::from_weights(&w).expect("valid weights");
     let model = Model::new(Complex, &graph, Rooting::Single).expect("model");
     let mu = model.marginals().expect("marginals");
     for (h, m) in [(0, 1), (0, 2), (1, 2), (2, 1)] {
         // abs 1e-15: one LU of a 2 × 2 matrix scaled to unit columns.
         let x = mu[(h, m)];
-        assert!((x.re - 0.5).abs() < 1e-15 && x.im == 0.0, "μ[{h}][{m}] = {x}");
+        assert!(
+            (x.re - 0.5).abs() < 1e-15 && x.im == 0.0,
+            "μ[{h}][{m}] = {x}"
+        );
     }
     // abs 1e-12: ln Z sums logarithms of pivots and scales near ±668,
     // each with an ulp of 1e-13.
