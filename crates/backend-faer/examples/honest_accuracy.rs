@@ -339,11 +339,21 @@ fn table(sizes: &[usize]) {
                         // moved by their own rounding, against the reference.
                         let moved = case(n, *shift, labels, 7_919 + n as u64, true);
                         let floor = quantities(Reference::default(), &moved, rooting);
-                        let detail: Vec<String> = floor
-                            .iter()
-                            .map(|(q, _)| format!("{q} {}", cell(&floor, &exact, &[q])))
-                            .collect();
-                        println!("  floor {name} {}: {}", rooting.name(), detail.join(", "));
+                        if std::env::var_os("HONEST_DETAIL").is_some() {
+                            let detail: Vec<String> = floor
+                                .iter()
+                                .map(|(q, _)| format!("{q} {}", cell(&floor, &exact, &[q])))
+                                .collect();
+                            println!("  floor {name} {}: {}", rooting.name(), detail.join(", "));
+                        }
+                        println!(
+                            "| {n} | {} | {name} | {labels} | floor | {} | {} | {} | {} |",
+                            rooting.name(),
+                            cell(&floor, &exact, &["ln Z"]),
+                            cell(&floor, &exact, &GRADS),
+                            cell(&floor, &exact, &["covariance"]),
+                            cell(&floor, &exact, &["pairs"]),
+                        );
                     }
                     if std::env::var_os("HONEST_DETAIL").is_some() {
                         for (engine, found) in &engines[2..] {
@@ -458,7 +468,7 @@ fn refusals() {
 /// one VJP), and of `Model::new` plus `covariance` of three features
 /// (three VJPs), on `N(0, 1)` graphs, where the dense route is accurate.
 fn timing() {
-    fn median<E: Engine<Scalar = f64>>(engine: E, c: &Case, cov: bool) -> f64 {
+    fn median<E: Engine<Scalar = f64>>(engine: E, c: &Case, cov: bool, rooting: Rooting) -> f64 {
         let mut features = ArcFeatures::new(3);
         for (h, m, v) in &c.features {
             features
@@ -469,15 +479,15 @@ fn timing() {
         let mut times: Vec<f64> = (0..reps)
             .map(|_| {
                 let t = std::time::Instant::now();
-                let model = Model::new(engine.clone(), &c.p, Rooting::Single).expect("model");
+                let model = Model::new(engine.clone(), &c.p, rooting).expect("model");
                 if cov {
                     std::hint::black_box(
                         model
                             .covariance(&features, &features, SecondOrder::JacobianVector)
-                            .expect("cov"),
+                            .ok(),
                     );
                 } else {
-                    std::hint::black_box(model.grad_entropy().expect("grad"));
+                    std::hint::black_box(model.grad_entropy().ok());
                 }
                 t.elapsed().as_secs_f64()
             })
@@ -489,10 +499,20 @@ fn timing() {
     println!("|---|---|---|---|---|---|");
     for n in [10, 36, 100] {
         let c = case(n, Some(0.0), 1, 99 + n as u64, false);
-        for (what, cov) in [("grad_entropy", false), ("covariance (3 features)", true)] {
-            let dense = median(ShiftedF64, &c, cov);
-            let accurate = median(Accurate, &c, cov);
-            let log = median(LogAccurate, &c, cov);
+        let shifted = case(n, Some(-20.0), 1, 99 + n as u64, false);
+        for (what, cov, c, rooting) in [
+            ("grad_entropy", false, &c, Rooting::Single),
+            ("covariance (3 features)", true, &c, Rooting::Single),
+            (
+                "grad_entropy, multi-root, shift −20",
+                false,
+                &shifted,
+                Rooting::Multi,
+            ),
+        ] {
+            let dense = median(ShiftedF64, c, cov, rooting);
+            let accurate = median(Accurate, c, cov, rooting);
+            let log = median(LogAccurate, c, cov, rooting);
             println!(
                 "| {n} | {what} | {:.3} ms | {:.3} ms | {:.1}× | {:.2} ms |",
                 dense * 1e3,
@@ -504,10 +524,53 @@ fn timing() {
     }
 }
 
+/// Median time of the root-scaling product `J 1_root` (the extra run of a
+/// multi-root entropy-type gradient at large root shifts) on graded numbers,
+/// against the same product on dual numbers (the route before), on
+/// `N(0, 1)` arcs with root scores shifted by −20.
+fn timing_root() {
+    use spantree_core::elimination::{marginals_jvp, root_scaling_jvp, Dual, Graded};
+    println!("| n | `J 1_root` on `Dual` (before) | on `Graded` (now) | ratio |");
+    println!("|---|---|---|---|");
+    for n in [10, 36, 100] {
+        let mut rng = SplitMix64::new(5 + n as u64);
+        let mut s = random::normal_scores(&mut rng, n, 1.0, 0.0);
+        for m in 1..=n {
+            s[(0, m)] -= 20.0;
+        }
+        let w = s.map(|x| x.exp());
+        let ones = Matrix::from_fn(n + 1, n + 1, |h, _| if h == 0 { 1.0 } else { 0.0 });
+        let median = |f: &dyn Fn()| {
+            let mut t: Vec<f64> = (0..21)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    f();
+                    start.elapsed().as_secs_f64()
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            t[10]
+        };
+        let dual = median(&|| {
+            std::hint::black_box(marginals_jvp::<Dual>(&w, &ones, Rooting::Multi).expect("jvp"));
+        });
+        let graded = median(&|| {
+            std::hint::black_box(root_scaling_jvp::<Graded>(&w).expect("jvp"));
+        });
+        println!(
+            "| {n} | {:.3} ms | {:.3} ms | {:.2}× |",
+            dual * 1e3,
+            graded * 1e3,
+            graded / dual
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("timing") {
         timing();
+        timing_root();
         return;
     }
     if args.first().map(String::as_str) == Some("refusals") {

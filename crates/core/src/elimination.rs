@@ -99,6 +99,50 @@
 //! takes minus the sum of the rest of its column (every column of `J`
 //! sums to zero). The measured bits are in the `spantree-faer` crate docs.
 //!
+//! # The root scaling: tangents with an exact integer part
+//!
+//! Multi-root, an entropy-type seed carries a large common offset `c` on the
+//! root arcs (root scores far below the arcs'), split off as
+//! `J ḡ = J (ḡ − c 1_root) + c J 1_root`. `J 1_root = Cov[1_e, #root arcs]`
+//! is `e^{shift}` times smaller than `μ_e` when the trees nearly always have
+//! one root arc, and on [`Dual`] its path sums cancel: every root-derived
+//! quantity has a relative tangent near an integer (`ρ̇/ρ = 1`,
+//! `ν_m[0] = 1/ρ'_m` near `−1`), and the marginal's tangent is the sum of
+//! such terms; the bound above is then `n ε μ_e`, times `|c|` in the
+//! gradient (`log₂ |c|` bits lost at shift `c`). [`Graded`] numbers hold
+//! the tangent as `ȧ = o · a + r`: the integer order `o` of the single-root
+//! limit (root weights `1`, arcs `0`; a sum takes the lower order, a product
+//! adds, a quotient subtracts) and the remainder `r`. Each rule
+//! ([`Graded`]) is exact algebra on `ȧ = o a + r` whatever the orders, so
+//! the result is the same tangent; but the integer parts now add and cancel
+//! exactly, and every rounded term of a remainder is a product of
+//! non-negative values, each as small as the higher-order term it comes from
+//! (`(o_b − o_a) b` in a sum, `l · c/d` in a multiplier): the argument above
+//! holds with `P` the path sums of the remainders, which are of the size of
+//! `Cov[1_e, #root arcs]` itself. [`root_scaling_jvp`]; in log space
+//! [`LnGraded`].
+//!
+//! # What `f64` weights allow
+//!
+//! Every engine prepares the weights `e^{θ − c_m}` in `f64`, a relative move
+//! of up to `2⁻⁵³` per weight. Its effect on a derivative
+//! `v_e = Cov[1_e, ḡ(d)]` is `Σ_f κ₃(e, f, ḡ) δ_f`, which is not small against
+//! `v_e` where `v_e` is itself a small difference (a covariance near zero;
+//! `μ^q_e − μ^p_e` in the gradient of a cross-entropy with respect to `q`).
+//! The `honest_accuracy` example measures this *floor* (the reference on
+//! the rounded weights against the reference on the scores): entry-wise
+//! 39–45 bits at `n = 5`–`25` on the shifted families, so the 40 bits asked
+//! of every entry `≥ 1e-8` of the largest are below what any route from
+//! `f64` weights can promise on some entries. Measured, the elimination
+//! stays within about 3 bits of that floor there (and ≥ 45 bits
+//! norm-wise); the test `honest` asserts `min(40, floor) − 4`. Closing
+//! those last bits would need the weights, the values and the tangents in
+//! about twice the precision (double-double: ~10× the multiply-adds), and
+//! even then the floor of the rounded weights stays unless the preparation
+//! is redone in that precision too. [`LnPositive`] adds its own loss: a
+//! value `e^{s}` held as `s` in `f64` has a relative error of `|s| ε`, about
+//! `log₂ |shift|` bits at root shift `shift`.
+//!
 //! ```
 //! use spantree_core::elimination::{marginals, Elimination};
 //! use spantree_core::{Matrix, Rooting};
