@@ -50,21 +50,13 @@ fn graph(rng: &mut SplitMix64, n: usize, shift: f64, labels: usize, rounded: boo
                 .collect()
         })
         .collect();
+    let flat: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| c[0]).collect())
+        .collect();
     match (labels, rounded) {
-        (1, false) => {
-            let flat: Vec<Vec<f64>> = rows
-                .iter()
-                .map(|r| r.iter().map(|c| c[0]).collect())
-                .collect();
-            Graph::from_scores(&flat).expect("valid")
-        }
-        (1, true) => {
-            let flat: Vec<Vec<f64>> = rows
-                .iter()
-                .map(|r| r.iter().map(|c| c[0]).collect())
-                .collect();
-            Graph::from_weights(&flat).expect("valid")
-        }
+        (1, false) => Graph::from_scores(&flat).expect("valid"),
+        (1, true) => Graph::from_weights(&flat).expect("valid"),
         (_, false) => Graph::from_labeled_scores(&rows).expect("valid"),
         (_, true) => Graph::from_labeled_weights(&rows).expect("valid"),
     }
@@ -404,6 +396,61 @@ fn grad_partition_of_huge_scores_is_typed() {
             match model.grad_partition() {
                 Ok(grad) => assert!(grad.as_slice().iter().all(|x| x.is_finite())),
                 Err(e) => assert_eq!(e, Error::Numerical(Numerical::NotFinite)),
+            }
+        }
+    }
+}
+
+/// `J 1_root = Cov[1_e, #root arcs]` on graded numbers keeps its relative
+/// accuracy entry by entry at root shifts where it is `e^{−30}` times
+/// smaller than the marginals (a seed of `1` on the root arcs on dual
+/// numbers keeps only `n ε μ_e` absolutely: ~7 bits at −30, none at −200).
+/// Oracle: the
+/// vector–Jacobian product of `HighPrecision<1216>` (dense LU; its second
+/// order cancels twice the `289` bits that root weights `e^{−200}` put
+/// between the Laplacian's entries) on the same `f64` weights; by symmetry of the Hessian of `ln Z`,
+/// `Σ_e 1_root(e) ∂μ_e/∂θ_f = Cov[#root arcs, 1_f]`.
+#[test]
+fn root_scaling_keeps_relative_bits() {
+    use spantree_core::elimination::{root_scaling_jvp, Graded, LnGraded};
+    for n in [3, 6, 10] {
+        for shift in [0.0, -30.0, -200.0] {
+            let mut rng = SplitMix64::new(40 + n as u64);
+            let mut s = random::normal_scores(&mut rng, n, 1.0, 0.0);
+            for m in 1..=n {
+                s[(0, m)] += shift;
+            }
+            let w = s.map(|x| x.exp());
+            let g = Graph::from_weights(&random::rows(&w)).unwrap();
+            let reference = Model::new(Reference::default(), &g, Rooting::Multi).unwrap();
+            let ones = Matrix::from_fn(n + 1, n + 1, |h, m| {
+                <Reference as Engine>::Scalar::from_f64(if h == 0 && m > 0 { 1.0 } else { 0.0 })
+            });
+            let e = reference.marginals_vjp(&ones).unwrap().map(Scalar::to_f64);
+            let (a, tiny) = root_scaling_jvp::<Graded>(&w).unwrap();
+            let (b, _) = root_scaling_jvp::<LnGraded>(&w).unwrap();
+            for (h, m) in (0..=n)
+                .flat_map(|h| (1..=n).map(move |m| (h, m)))
+                .filter(|(h, m)| h != m)
+            {
+                let x = e[(h, m)];
+                // rel 1e-12 (f64, n ≤ 10 roundings per path) and, in log
+                // space, 1e-11 (1 + |shift|/30): each of the ~n logarithms
+                // on a path carries |ln a| ε, and |ln a| grows with |shift|.
+                let ctx = format!("n={n} shift={shift} {h}→{m}: {x:e}");
+                if !tiny {
+                    assert!(
+                        (a[(h, m)] - x).abs() <= 1e-12 * x.abs(),
+                        "{ctx}: {}",
+                        a[(h, m)]
+                    );
+                }
+                let tol = 1e-11 * (1.0 + shift.abs() / 30.0);
+                assert!(
+                    (b[(h, m)] - x).abs() <= tol * x.abs(),
+                    "{ctx}: log {}",
+                    b[(h, m)]
+                );
             }
         }
     }
