@@ -14,8 +14,16 @@
 //! `≥ 1e-8` of the largest, the worst over the gradients (`grads`), and for
 //! covariance and pairs. `ref` is a typed error (`Inaccurate`: refused).
 //!
+//! With `HONEST_FLOOR=1`, a `floor` row per case: the reference on the
+//! weights `e^θ` rounded to `f64` against the reference on the scores, i.e.
+//! what rounding the weights once costs any route from `f64` weights (the
+//! conditioning of each entry); `HONEST_DETAIL=1` prints every quantity
+//! apart, `HONEST_DUMP=<quantity>` every entry (attachment with a third
+//! opinion from exact rationals).
+//!
 //! `cargo run --release -p spantree-faer --example honest_accuracy timing`
-//! times the new route against dense LU at `n = 10, 36, 100`.
+//! times the new route against dense LU at `n = 10, 36, 100`, and the
+//! root-scaling product on graded numbers against dual numbers.
 //!
 //! `… --example honest_accuracy refusals` instead measures the dense check:
 //! how often `F64` / `ShiftedF64` refuse random `N(0, 1)`, `N(0, σ=2)`

@@ -1112,12 +1112,16 @@ pub struct Graded {
     rest: f64,
 }
 
+/// The order of zero in [`Graded`]: above any order an elimination of
+/// fewer than a million words can reach.
+const NIL_ORDER: i32 = 1 << 20;
+
 impl Graded {
     /// A root weight `ρ ≥ 0`: order `1`, remainder `0` (`ρ̇ = ρ`).
     pub fn root(value: f64) -> Self {
         Graded {
             value,
-            order: i32::from(value != 0.0),
+            order: if value == 0.0 { NIL_ORDER } else { 1 },
             rest: 0.0,
         }
     }
@@ -1137,7 +1141,7 @@ impl NonNegative for Graded {
     fn nil() -> Self {
         Graded {
             value: 0.0,
-            order: 0,
+            order: NIL_ORDER,
             rest: 0.0,
         }
     }
@@ -1151,7 +1155,7 @@ impl NonNegative for Graded {
     fn from_weight(x: f64) -> Self {
         Graded {
             value: x,
-            order: 0,
+            order: if x == 0.0 { NIL_ORDER } else { 0 },
             rest: 0.0,
         }
     }
@@ -1165,33 +1169,26 @@ impl NonNegative for Graded {
     fn is_nil(&self) -> bool {
         self.value == 0.0
     }
+    /// Without branches (the inner loop of the elimination): zero carries
+    /// the order [`NIL_ORDER`], above every true order, so the minimum
+    /// ignores it and its excess multiplies its zero value.
     #[inline]
     fn plus(&self, other: &Self) -> Self {
-        if self.is_nil() {
-            return *other;
-        }
-        if other.is_nil() {
-            return *self;
-        }
-        let (lo, hi) = if self.order <= other.order {
-            (self, other)
-        } else {
-            (other, self)
-        };
+        let order = self.order.min(other.order);
         Graded {
             value: self.value + other.value,
-            order: lo.order,
-            rest: self.rest + other.rest + f64::from(hi.order - lo.order) * hi.value,
+            order,
+            rest: self.rest
+                + other.rest
+                + f64::from(self.order - order) * self.value
+                + f64::from(other.order - order) * other.value,
         }
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
-        if self.is_nil() || other.is_nil() {
-            return Graded::nil();
-        }
         Graded {
             value: self.value * other.value,
-            order: self.order + other.order,
+            order: (self.order + other.order).min(NIL_ORDER),
             rest: self.rest * other.value + self.value * other.rest,
         }
     }
