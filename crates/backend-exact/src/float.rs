@@ -9,8 +9,8 @@ use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssi
 use rug::{Assign, Float};
 use spantree_core::linalg::PartialPivLu;
 use spantree_core::{
-    Dense, Engine, FromScore, Graph, Matrix, Prepared, Result, Rooting, Scalar, Sign,
-    Transcendental,
+    Dense, Engine, Factorization, FromScore, Graph, Matrix, Numerical, Prepared, Result, Rooting,
+    Scalar, Sign, Transcendental,
 };
 
 use crate::Rational;
@@ -317,7 +317,7 @@ pub struct HighPrecision<const BITS: u32>;
 impl<const BITS: u32> Engine for HighPrecision<BITS> {
     type Scalar = BigFloat<BITS>;
     type Lu = PartialPivLu<BigFloat<BITS>>;
-    type Factors = Dense<PartialPivLu<BigFloat<BITS>>>;
+    type Factors = Dense<CheckedLu<BITS>>;
 
     fn name(&self) -> &'static str {
         match BITS {
@@ -344,8 +344,8 @@ impl<const BITS: u32> Engine for HighPrecision<BITS> {
         &self,
         weights: Matrix<BigFloat<BITS>>,
         rooting: Rooting,
-    ) -> Dense<PartialPivLu<BigFloat<BITS>>> {
-        Dense::new(weights, rooting, PartialPivLu::new)
+    ) -> Dense<CheckedLu<BITS>> {
+        Dense::new(weights, rooting, CheckedLu::new)
     }
 
     /// Factorises `matrix` by [`PartialPivLu`] at `BITS` bits, `O(n³)`.
@@ -364,5 +364,104 @@ impl<const BITS: u32> FromScore for BigFloat<BITS> {
     fn from_score(score: f64) -> Option<Self> {
         let w = BigFloat::<BITS>::from_f64(score).exp();
         w.is_finite().then_some(w)
+    }
+}
+
+/// [`PartialPivLu`] at `BITS` bits with an a-posteriori estimate of its own
+/// error, so that [`HighPrecision`] refuses (`Numerical::Inaccurate`) what
+/// its precision cannot hold instead of answering wrongly: weights spanning
+/// more than `BITS` bits inside one Laplacian column (a root weight `1e-300`
+/// next to arcs `1e300` is lost on a multi-root diagonal at 128 bits as at
+/// 53).
+///
+/// The estimate is that of the `f64` LU of `spantree-faer`, with this
+/// type's unit roundoff `2^−BITS` for `ε`: `2^−BITS Σ_k c_k / |u_kk|`,
+/// `c_k = Σ_i |A[i][k]|` the column of the pivot (row pivoting keeps pivot
+/// `k` in column `k`; the rounding errors of its elimination are
+/// `γ_k (|L̂||Û|)_kk`, a few `2^−BITS c_k` on the column-diagonally dominant
+/// Laplacians; Higham, *Accuracy and Stability*, Thm 9.3). A pivot formed
+/// by cancellation, far below its column, makes it large. `O(n²)`.
+///
+/// ```
+/// use spantree_core::{Factorization, Matrix};
+/// use spantree_exact::{BigFloat, CheckedLu};
+/// use spantree_core::Scalar;
+/// type F = BigFloat<128>;
+/// // The last pivot 2^-126 is formed by cancellation: about 2 bits left.
+/// let tiny = F::from_f64(2f64.powi(-126));
+/// let a = Matrix::from_row_major(2, 2, vec![F::one(), F::one(), F::one(), F::one() + tiny]);
+/// let lu = CheckedLu::<128>::new(a);
+/// assert!(lu.ln_det_error() > 0.4);
+/// // The same at 256 bits keeps its digits.
+/// let b = Matrix::from_row_major(2, 2, vec![1.0, 1.0, 1.0, 1.0 + 2f64.powi(-50)]);
+/// assert!(CheckedLu::<256>::new(b.map(|&x| BigFloat::from_f64(x))).ln_det_error() < 1e-60);
+/// ```
+#[derive(Debug)]
+pub struct CheckedLu<const BITS: u32>(PartialPivLu<BigFloat<BITS>>);
+
+impl<const BITS: u32> CheckedLu<BITS> {
+    /// Factorises `matrix`, `O(n³)` operations at `BITS` bits.
+    ///
+    /// # Panics
+    /// If `matrix` is not square (a programming error).
+    pub fn new(matrix: Matrix<BigFloat<BITS>>) -> Self {
+        CheckedLu(PartialPivLu::new(matrix))
+    }
+}
+
+impl<const BITS: u32> Factorization for CheckedLu<BITS> {
+    type Scalar = BigFloat<BITS>;
+
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+
+    fn zero_pivot(&self) -> Option<usize> {
+        self.0.zero_pivot()
+    }
+
+    fn det(&self) -> BigFloat<BITS> {
+        self.0.det()
+    }
+
+    fn ln_abs_det(&self) -> (Sign, f64) {
+        self.0.ln_abs_det()
+    }
+
+    fn solve(&self, rhs: &mut Matrix<BigFloat<BITS>>) -> std::result::Result<(), Numerical> {
+        self.0.solve(rhs)
+    }
+
+    fn solve_transpose(
+        &self,
+        rhs: &mut Matrix<BigFloat<BITS>>,
+    ) -> std::result::Result<(), Numerical> {
+        self.0.solve_transpose(rhs)
+    }
+
+    fn inverse(&self) -> std::result::Result<Matrix<BigFloat<BITS>>, Numerical> {
+        self.0.inverse()
+    }
+
+    fn adjugate(&self) -> Matrix<BigFloat<BITS>> {
+        self.0.adjugate()
+    }
+
+    /// `2^−BITS Σ_k c_k / |u_kk|` (see the type), summed in logarithms so
+    /// that neither overflows `f64`. `O(n²)`.
+    fn ln_det_error(&self) -> f64 {
+        let a = self.0.matrix();
+        let n = a.rows();
+        let mut total = 0.0f64;
+        for (k, pivot) in self.0.pivots().enumerate() {
+            if pivot.is_zero() {
+                continue;
+            }
+            let column = (0..n).fold(BigFloat::<BITS>::zero(), |s, i| s + a[(i, k)].abs());
+            let ln_ratio =
+                column.ln_abs() - pivot.ln_abs() - f64::from(BITS) * std::f64::consts::LN_2;
+            total += ln_ratio.min(700.0).exp();
+        }
+        total
     }
 }

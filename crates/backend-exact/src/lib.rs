@@ -54,7 +54,7 @@ mod float;
 mod lu;
 mod rational;
 
-pub use float::{BigFloat, HighPrecision};
+pub use float::{BigFloat, CheckedLu, HighPrecision};
 pub use lu::ExactLu;
 pub use rational::{NotFiniteError, ParseRationalError, Rational, MAX_DECIMAL_EXPONENT};
 /// The `rug` version this crate is built against, for matching types.

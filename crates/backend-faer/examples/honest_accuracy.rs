@@ -14,8 +14,16 @@
 //! `≥ 1e-8` of the largest, the worst over the gradients (`grads`), and for
 //! covariance and pairs. `ref` is a typed error (`Inaccurate`: refused).
 //!
+//! With `HONEST_FLOOR=1`, a `floor` row per case: the reference on the
+//! weights `e^θ` rounded to `f64` against the reference on the scores, i.e.
+//! what rounding the weights once costs any route from `f64` weights (the
+//! conditioning of each entry); `HONEST_DETAIL=1` prints every quantity
+//! apart, `HONEST_DUMP=<quantity>` every entry (attachment with a third
+//! opinion from exact rationals).
+//!
 //! `cargo run --release -p spantree-faer --example honest_accuracy timing`
-//! times the new route against dense LU at `n = 10, 36, 100`.
+//! times the new route against dense LU at `n = 10, 36, 100`, and the
+//! root-scaling product on graded numbers against dual numbers.
 //!
 //! `… --example honest_accuracy refusals` instead measures the dense check:
 //! how often `F64` / `ShiftedF64` refuse random `N(0, 1)`, `N(0, σ=2)`
@@ -50,7 +58,10 @@ fn arc(h: usize, m: usize) -> ArcRef {
     }
 }
 
-fn case(n: usize, shift: Option<f64>, labels: usize, seed: u64) -> Case {
+/// The case of `seed`; with `perturb`, the graphs hold the weights `e^θ`
+/// rounded to `f64` instead of the scores (a relative move of up to `2⁻⁵³`,
+/// as preparing them in `f64` does), all else equal.
+fn case(n: usize, shift: Option<f64>, labels: usize, seed: u64, perturb: bool) -> Case {
     let mut rng = SplitMix64::new(seed);
     let mut scores = |rng: &mut SplitMix64| {
         let mut s = match shift {
@@ -63,8 +74,20 @@ fn case(n: usize, shift: Option<f64>, labels: usize, seed: u64) -> Case {
         s
     };
     let graph = |rng: &mut SplitMix64, scores: &mut dyn FnMut(&mut SplitMix64) -> Matrix<f64>| {
-        if labels == 1 {
+        if labels == 1 && perturb {
+            Graph::from_weights(&random::rows(&scores(rng).map(|x| x.exp()))).expect("valid")
+        } else if labels == 1 {
             Graph::from_scores(&random::rows(&scores(rng))).expect("valid")
+        } else if perturb {
+            let per: Vec<Matrix<f64>> = (0..labels).map(|_| scores(rng)).collect();
+            let rows: Vec<Vec<Vec<f64>>> = (0..=n)
+                .map(|h| {
+                    (0..=n)
+                        .map(|m| per.iter().map(|s| s[(h, m)].exp()).collect())
+                        .collect()
+                })
+                .collect();
+            Graph::from_labeled_weights(&rows).expect("valid")
         } else {
             let per: Vec<Matrix<f64>> = (0..labels).map(|_| scores(rng)).collect();
             let rows: Vec<Vec<Vec<f64>>> = (0..=n)
@@ -281,7 +304,7 @@ fn table(sizes: &[usize]) {
         for rooting in Rooting::ALL {
             for (name, shift) in &families {
                 for labels in [1, 2] {
-                    let c = case(n, *shift, labels, 7_919 + n as u64);
+                    let c = case(n, *shift, labels, 7_919 + n as u64, false);
                     let exact = quantities(Reference::default(), &c, rooting);
                     let engines: [(&str, Vec<(&'static str, Out)>); 4] = [
                         ("f64", quantities(F64, &c, rooting)),
@@ -297,17 +320,48 @@ fn table(sizes: &[usize]) {
                                 .and_then(|(_, x)| x.as_ref().ok())
                                 .cloned()
                         };
+                        // Exact rationals on the f64 weights, a third opinion
+                        // where no logarithm is needed.
+                        let rational = (q == "attachment").then(|| {
+                            Model::new(spantree_exact::Exact, &c.p, rooting)
+                                .and_then(|m| m.grad_expected_attachment(&c.heads, None))
+                                .map(|g| flat(&g))
+                                .unwrap_or_default()
+                        });
                         if let (Some(e), Some(a)) = (get(&exact), get(&engines[2].1)) {
                             println!("  dump {name} {} labels {labels}", rooting.name());
                             for (i, (x, y)) in e.iter().zip(&a).enumerate() {
                                 if *x != 0.0 || *y != 0.0 {
+                                    let r = rational.as_ref().and_then(|r| r.get(i)).copied();
                                     println!(
-                                        "    {i}: {x:.6e} {y:.6e} rel {:.1e}",
-                                        (x - y).abs() / x.abs()
+                                        "    {i}: {x:.6e} {y:.6e} rel {:.1e} exact {:.6e}",
+                                        (x - y).abs() / x.abs(),
+                                        r.unwrap_or(f64::NAN)
                                     );
                                 }
                             }
                         }
+                    }
+                    if std::env::var_os("HONEST_FLOOR").is_some() {
+                        // The conditioning floor: the reference on weights
+                        // moved by their own rounding, against the reference.
+                        let moved = case(n, *shift, labels, 7_919 + n as u64, true);
+                        let floor = quantities(Reference::default(), &moved, rooting);
+                        if std::env::var_os("HONEST_DETAIL").is_some() {
+                            let detail: Vec<String> = floor
+                                .iter()
+                                .map(|(q, _)| format!("{q} {}", cell(&floor, &exact, &[q])))
+                                .collect();
+                            println!("  floor {name} {}: {}", rooting.name(), detail.join(", "));
+                        }
+                        println!(
+                            "| {n} | {} | {name} | {labels} | floor | {} | {} | {} | {} |",
+                            rooting.name(),
+                            cell(&floor, &exact, &["ln Z"]),
+                            cell(&floor, &exact, &GRADS),
+                            cell(&floor, &exact, &["covariance"]),
+                            cell(&floor, &exact, &["pairs"]),
+                        );
                     }
                     if std::env::var_os("HONEST_DETAIL").is_some() {
                         for (engine, found) in &engines[2..] {
@@ -422,7 +476,7 @@ fn refusals() {
 /// one VJP), and of `Model::new` plus `covariance` of three features
 /// (three VJPs), on `N(0, 1)` graphs, where the dense route is accurate.
 fn timing() {
-    fn median<E: Engine<Scalar = f64>>(engine: E, c: &Case, cov: bool) -> f64 {
+    fn median<E: Engine<Scalar = f64>>(engine: E, c: &Case, cov: bool, rooting: Rooting) -> f64 {
         let mut features = ArcFeatures::new(3);
         for (h, m, v) in &c.features {
             features
@@ -433,15 +487,15 @@ fn timing() {
         let mut times: Vec<f64> = (0..reps)
             .map(|_| {
                 let t = std::time::Instant::now();
-                let model = Model::new(engine.clone(), &c.p, Rooting::Single).expect("model");
+                let model = Model::new(engine.clone(), &c.p, rooting).expect("model");
                 if cov {
                     std::hint::black_box(
                         model
                             .covariance(&features, &features, SecondOrder::JacobianVector)
-                            .expect("cov"),
+                            .ok(),
                     );
                 } else {
-                    std::hint::black_box(model.grad_entropy().expect("grad"));
+                    std::hint::black_box(model.grad_entropy().ok());
                 }
                 t.elapsed().as_secs_f64()
             })
@@ -452,11 +506,21 @@ fn timing() {
     println!("| n | quantity | dense LU (`log`) | `accurate` | ratio | `log-accurate` |");
     println!("|---|---|---|---|---|---|");
     for n in [10, 36, 100] {
-        let c = case(n, Some(0.0), 1, 99 + n as u64);
-        for (what, cov) in [("grad_entropy", false), ("covariance (3 features)", true)] {
-            let dense = median(ShiftedF64, &c, cov);
-            let accurate = median(Accurate, &c, cov);
-            let log = median(LogAccurate, &c, cov);
+        let c = case(n, Some(0.0), 1, 99 + n as u64, false);
+        let shifted = case(n, Some(-20.0), 1, 99 + n as u64, false);
+        for (what, cov, c, rooting) in [
+            ("grad_entropy", false, &c, Rooting::Single),
+            ("covariance (3 features)", true, &c, Rooting::Single),
+            (
+                "grad_entropy, multi-root, shift −20",
+                false,
+                &shifted,
+                Rooting::Multi,
+            ),
+        ] {
+            let dense = median(ShiftedF64, c, cov, rooting);
+            let accurate = median(Accurate, c, cov, rooting);
+            let log = median(LogAccurate, c, cov, rooting);
             println!(
                 "| {n} | {what} | {:.3} ms | {:.3} ms | {:.1}× | {:.2} ms |",
                 dense * 1e3,
@@ -468,10 +532,53 @@ fn timing() {
     }
 }
 
+/// Median time of the root-scaling product `J 1_root` (the extra run of a
+/// multi-root entropy-type gradient at large root shifts) on graded numbers,
+/// against the same product on dual numbers (the route before), on
+/// `N(0, 1)` arcs with root scores shifted by −20.
+fn timing_root() {
+    use spantree_core::elimination::{marginals_jvp, root_scaling_jvp, Dual, Graded};
+    println!("| n | `J 1_root` on `Dual` (before) | on `Graded` (now) | ratio |");
+    println!("|---|---|---|---|");
+    for n in [10, 36, 100] {
+        let mut rng = SplitMix64::new(5 + n as u64);
+        let mut s = random::normal_scores(&mut rng, n, 1.0, 0.0);
+        for m in 1..=n {
+            s[(0, m)] -= 20.0;
+        }
+        let w = s.map(|x| x.exp());
+        let ones = Matrix::from_fn(n + 1, n + 1, |h, _| if h == 0 { 1.0 } else { 0.0 });
+        let median = |f: &dyn Fn()| {
+            let mut t: Vec<f64> = (0..21)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    f();
+                    start.elapsed().as_secs_f64()
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            t[10]
+        };
+        let dual = median(&|| {
+            std::hint::black_box(marginals_jvp::<Dual>(&w, &ones, Rooting::Multi).expect("jvp"));
+        });
+        let graded = median(&|| {
+            std::hint::black_box(root_scaling_jvp::<Graded>(&w).expect("jvp"));
+        });
+        println!(
+            "| {n} | {:.3} ms | {:.3} ms | {:.2}× |",
+            dual * 1e3,
+            graded * 1e3,
+            graded / dual
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("timing") {
         timing();
+        timing_root();
         return;
     }
     if args.first().map(String::as_str) == Some("refusals") {

@@ -3,7 +3,10 @@
 use std::sync::OnceLock;
 
 use super::{Dense, Factorization, Factors};
-use crate::elimination::{self, Dual, Elimination, LnDual, LnPositive, NonNegative, Tangent};
+use crate::elimination::{
+    self, Dual, Elimination, Graded, LnDual, LnGraded, LnPositive, NonNegative, RootTangent,
+    Tangent,
+};
 use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
@@ -40,10 +43,12 @@ use crate::scalar::Sign;
 ///   column by its marginal-weighted mean;
 /// * multi-root, a large common offset `c` of the root seeds is split off,
 ///   `J ḡ = J (ḡ − c 1_root) + c J 1_root`, the second product from its own
-///   run. `J 1_root = Cov[1_e, #root arcs]` is itself a true small
-///   difference when the root arcs are nearly always one, so multi-root
-///   entropy-type seeds keep about `53 − log₂ |c|` bits: the conditioning of
-///   the answer to rounding the root scores themselves.
+///   run. `J 1_root = Cov[1_e, #root arcs]` is a small difference when
+///   the root arcs are nearly always one (`e^{shift}` times `μ_e`): on
+///   [`Dual`] it kept only `n ε μ_e` absolutely, and `c` times that cost
+///   multi-root entropy-type seeds `log₂ |c|` bits. It runs on [`Graded`]
+///   numbers instead, whose tangents split into an integer multiple of the
+///   value, added exactly, and a remainder of the size of the answer.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
     elimination_weights: Matrix<P>,
@@ -122,6 +127,18 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok(elimination::marginals_jvp::<LnDual>(&self.weights, direction, self.rooting)?.0)
     }
 
+    /// `J 1_root = Cov[1_e, #root arcs]` (multi-root) by the elimination on
+    /// graded numbers, accurate relative to its own size
+    /// ([`elimination::root_scaling_jvp`]), in log space when the `f64` run
+    /// left `f64`'s safe range.
+    fn root_jvp(&self) -> Result<Matrix<f64>, Numerical> {
+        let (v, tiny) = elimination::root_scaling_jvp::<P::Graded>(&self.weights)?;
+        if !tiny {
+            return Ok(v);
+        }
+        Ok(elimination::root_scaling_jvp::<LnGraded>(&self.weights)?.0)
+    }
+
     /// The dense factorisation of the Laplacian, formed once.
     fn dense(&self) -> &Dense<F> {
         self.dense
@@ -197,14 +214,18 @@ fn centred(
 pub trait WithTangent: NonNegative {
     /// The tangent type.
     type Dual: Tangent;
+    /// The tangent type along the root scaling ([`Graded`]).
+    type Graded: RootTangent;
 }
 
 impl WithTangent for f64 {
     type Dual = Dual;
+    type Graded = Graded;
 }
 
 impl WithTangent for LnPositive {
     type Dual = LnDual;
+    type Graded = LnGraded;
 }
 
 impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F> {
@@ -279,7 +300,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
         // below the arcs' in an entropy seed) is split off, J ḡ =
         // J (ḡ − c 1_root) + c J 1_root, so that the large c never mixes
         // with the small arc seeds; J 1_root = Cov[1_e, #root arcs] comes
-        // from its own run, accurate relative to its own size.
+        // from its own run on graded numbers, accurate relative to its own
+        // size (the integer parts of its tangents cancel exactly).
         let mass: f64 = roots().map(|m| mu[(0, m)]).sum();
         let offset = if self.rooting == Rooting::Multi && mass > 0.0 {
             roots().map(|m| mu[(0, m)] * seed[(0, m)]).sum::<f64>() / mass
@@ -294,8 +316,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
         }
         let mut v = self.jvp(&centred(&seed, &self.weights, &mu, self.rooting))?;
         if split {
-            let ones = Matrix::from_fn(n1, n1, |h, _| if h == 0 { 1.0 } else { 0.0 });
-            let per_root = self.jvp(&centred(&ones, &self.weights, &mu, self.rooting))?;
+            let per_root = self.root_jvp()?;
             for (x, y) in v.as_mut_slice().iter_mut().zip(per_root.as_slice()) {
                 *x += offset * y;
             }
