@@ -750,7 +750,7 @@ fn write_projective<S: Scalar>(
                 write_tree(&tree, score, out)?;
             }
             Quantity::MbrTree => {
-                let (tree, score) = crate::typed::projective_mbr_tree(chart)?;
+                let (tree, score) = crate::typed::projective_mbr_tree(&chart)?;
                 field(name, out);
                 write_tree(&tree, score, out)?;
             }
