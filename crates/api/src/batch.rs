@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use crate::backend::{Backend, WithBackend};
-use crate::record::{process_line, Outcome, Request};
+use crate::input::read_line_limited;
+use crate::record::{process_line, too_long, Outcome, Request};
 
 /// At most this many records per chunk…
 pub const CHUNK_LINES: usize = 2048;
@@ -93,12 +94,15 @@ struct Chunk {
     outcomes: Vec<Outcome>,
     /// Whether the record was processed (not skipped after a stop request).
     done: Vec<bool>,
+    /// Whether the line was longer than the limit (and dropped unread).
+    oversize: Vec<bool>,
     len: usize,
 }
 
 impl Chunk {
-    /// Reads up to [`CHUNK_LINES`] lines or about [`CHUNK_BYTES`]; returns the bytes read.
-    fn fill(&mut self, input: &mut dyn BufRead) -> io::Result<usize> {
+    /// Reads up to [`CHUNK_LINES`] lines or about [`CHUNK_BYTES`], keeping
+    /// lines of at most `max_line` bytes; returns the bytes read.
+    fn fill(&mut self, input: &mut dyn BufRead, max_line: usize) -> io::Result<usize> {
         self.len = 0;
         let mut bytes = 0;
         while self.len < CHUNK_LINES && bytes < CHUNK_BYTES {
@@ -107,13 +111,13 @@ impl Chunk {
                 self.outputs.push(Vec::new());
                 self.outcomes.push(Outcome::Blank);
                 self.done.push(false);
+                self.oversize.push(false);
             }
-            let line = &mut self.lines[self.len];
-            line.clear();
-            let read = input.read_until(b'\n', line)?;
+            let (read, oversize) = read_line_limited(input, &mut self.lines[self.len], max_line)?;
             if read == 0 {
                 break;
             }
+            self.oversize[self.len] = oversize;
             bytes += read;
             self.len += 1;
         }
@@ -215,7 +219,7 @@ pub fn stream_until<B: Backend>(
     let write_err = |e| BatchError::Output(io.output_name.to_owned(), e);
     loop {
         let bytes = chunk
-            .fill(io.input)
+            .fill(io.input, request.limits.max_line_bytes)
             .map_err(|e| BatchError::Input(io.input_name.to_owned(), e))?;
         if chunk.len == 0 || stop.load(Ordering::Relaxed) {
             summary.interrupted = stop.load(Ordering::Relaxed);
@@ -227,6 +231,7 @@ pub fn stream_until<B: Backend>(
             outputs,
             outcomes,
             done,
+            oversize,
             len,
         } = &mut chunk;
         pool.install(|| {
@@ -235,10 +240,13 @@ pub fn stream_until<B: Backend>(
                 .zip(outputs[..*len].par_iter_mut())
                 .zip(outcomes[..*len].par_iter_mut())
                 .zip(done[..*len].par_iter_mut())
+                .zip(oversize[..*len].par_iter())
                 .enumerate()
-                .for_each(|(i, (((line, out), outcome), done))| {
+                .for_each(|(i, ((((line, out), outcome), done), &oversize))| {
                     *done = !stop.load(Ordering::Relaxed);
-                    if *done {
+                    if *done && oversize {
+                        *outcome = too_long(request, first + i + 1, out);
+                    } else if *done {
                         *outcome = process_line(backend, request, first + i + 1, line, out);
                     }
                 });

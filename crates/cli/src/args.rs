@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use spantree_api::algorithm::{known_algorithms, ALGORITHMS};
 use spantree_api::backend::{layout_parser, rooting_parser};
+use spantree_api::input::Limits;
 use spantree_api::quantity::{quantities_summary, REGISTRY};
 use spantree_api::{AlgorithmChoice, BackendKind, Quantity, Request, Structure, UsageError};
 use spantree_core::{Layout, Rooting};
@@ -108,6 +109,19 @@ pub struct InferArgs {
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// The longest input line read, in bytes: a longer line becomes an
+    /// error record of kind "line_too_long" (it is skipped without being
+    /// held in memory).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_line_bytes: usize,
+
+    /// The most words per sentence: a larger matrix becomes an error record
+    /// of kind "sentence_too_long".
+    #[arg(long, value_name = "N", default_value_t = Limits::MAX_WORDS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_words: usize,
+
     /// With --backend exact: print marginals, expected_attachment, ge,
     /// covariance and gradients as exact rational strings ("p/q", or "p" for integers)
     /// instead of the nearest f64.
@@ -132,6 +146,10 @@ impl InferArgs {
         )?
         .with_layout(self.layout)
         .with_seed(self.seed)
+        .with_limits(Limits {
+            max_line_bytes: self.max_line_bytes,
+            max_words: self.max_words,
+        })
         .with_structure(self.structure)
     }
 }
