@@ -266,7 +266,15 @@ ge, covariance and the gradients are the exact values rounded to the nearest f64
 rational strings with --exact-output. Feature values and targets may be
 rational strings too.
 
-EXIT STATUS: 0 when every line succeeded, 1 when some line became an error
-record (stderr says how many), 2 for usage errors (an unknown
-quantity, a bad or repeated order, an entropy-type quantity on the exact
-backend, an unknown --algorithm or log_z=minors with --rooting multi, …) and unreadable input or unwritable output.";
+LIMITS: a line longer than --max-line-bytes (default 64 MiB) or a matrix of
+more than --max-words words (default 2000) becomes an error record of kind
+\"line_too_long\" or \"sentence_too_long\"; the oversize line is never held in
+memory whole.
+
+EXIT STATUS: 0 when every line succeeded (also when the reader of the output
+closes the pipe early, as `| head -1` does: the run ends quietly), 1 when some
+line became an error record (stderr says how many), 2 for usage errors (an
+unknown quantity, a bad or repeated order, an entropy-type quantity on the
+exact backend, an unknown --algorithm or log_z=minors with --rooting multi, …)
+and unreadable input or unwritable output (a full disk), 130 when interrupted
+by Ctrl-C.";
