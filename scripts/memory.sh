@@ -35,16 +35,15 @@ PY
 
 printf '%10s %10s %14s\n' lines seconds peak_rss_MiB
 for count in "${counts[@]}"; do
-  input="$work/in.jsonl"
-  : >"$input"
-  for ((k = 0; k < count / 1000; k++)); do cat "$work/block.jsonl"; done >"$input"
-  head -n $((count % 1000)) "$work/block.jsonl" >>"$input"
   start=$(date +%s.%N)
-  /usr/bin/time -f '%M' -o "$work/rss" "$bin" infer --threads 2 \
-    --quantities log_z,marginals,entropy "$input" -o "$work/out.jsonl"
+  # Input and output stream through pipes: nothing of size 10^6 lines on disk.
+  out=$({
+    for ((k = 0; k < count / 1000; k++)); do cat "$work/block.jsonl"; done
+    head -n $((count % 1000)) "$work/block.jsonl"
+  } | /usr/bin/time -f '%M' -o "$work/rss" "$bin" infer --threads 2 \
+    --quantities log_z,marginals,entropy | wc -l)
   end=$(date +%s.%N)
-  out=$(wc -l <"$work/out.jsonl")
   [ "$out" -eq "$count" ] || { echo "wrote $out records for $count lines" >&2; exit 1; }
-  awk -v c="$count" -v s="$start" -v e="$end" -v k="$(cat "$work/rss")" 'BEGIN { printf "%10d %10.1f %14.1f\n", c, e - s, k / 1024 }'
-  rm -f "$input" "$work/out.jsonl"
+  awk -v c="$count" -v s="$start" -v e="$end" -v k="$(cat "$work/rss")" \
+    'BEGIN { printf "%10d %10.1f %14.1f\n", c, e - s, k / 1024 }'
 done
