@@ -29,6 +29,13 @@ fn cayley(n: usize) -> f64 {
     (n as f64 - 1.0) * (n as f64 + 1.0).ln()
 }
 
+/// Runs `spantree infer --rooting multi --quantities log_z` with `extra` options.
+fn log_z_run(extra: &[&str], input: &str) -> std::process::Output {
+    let mut args = vec!["infer", "--rooting", "multi", "--quantities", "log_z"];
+    args.extend_from_slice(extra);
+    spantree(&args, input)
+}
+
 fn log_z(record: &Value) -> f64 {
     record["log_z"]
         .as_f64()
@@ -53,18 +60,7 @@ fn a_line_beyond_the_limit_is_an_error_record_and_the_next_line_still_runs() {
     // The oversize line last without a newline too: the reader reaches the end inside it.
     for tail in ["\n", ""] {
         let input = format!("{}\n{long}\n{}\n{long}{tail}", ones("a", 3), ones("b", 4));
-        let out = spantree(
-            &[
-                "infer",
-                "--rooting",
-                "multi",
-                "--quantities",
-                "log_z",
-                "--max-line-bytes",
-                "200",
-            ],
-            &input,
-        );
+        let out = log_z_run(&["--max-line-bytes", "200"], &input);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         let r = records(&out);
         assert_eq!(r.len(), 4);
@@ -86,18 +82,7 @@ fn a_line_beyond_the_limit_is_an_error_record_and_the_next_line_still_runs() {
 fn a_line_at_the_limit_is_read() {
     let line = ones("a", 2);
     let limit = line.len().to_string();
-    let out = spantree(
-        &[
-            "infer",
-            "--rooting",
-            "multi",
-            "--quantities",
-            "log_z",
-            "--max-line-bytes",
-            &limit,
-        ],
-        &format!("{line}\n"),
-    );
+    let out = log_z_run(&["--max-line-bytes", &limit], &format!("{line}\n"));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!((log_z(&records(&out)[0]) - cayley(2)).abs() < TOL);
     let shorter = (line.len() - 1).to_string();
@@ -116,18 +101,7 @@ fn a_sentence_beyond_the_word_limit_is_an_error_record() {
         ones("four", 4),
         ones("two", 2)
     );
-    let out = spantree(
-        &[
-            "infer",
-            "--rooting",
-            "multi",
-            "--quantities",
-            "log_z",
-            "--max-words",
-            "3",
-        ],
-        &input,
-    );
+    let out = log_z_run(&["--max-words", "3"], &input);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let r = records(&out);
     assert!((log_z(&r[0]) - cayley(3)).abs() < TOL);

@@ -26,7 +26,7 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use spantree_api::arrays::Padded;
 use spantree_api::{parse_rooting, Backend, BackendKind, Quantity, UsageError, WithBackend};
-use spantree_core::{Divergence, Error, Graph, Matrix, Model, Rooting, Scalar};
+use spantree_core::{Divergence, Error, Matrix, Model, Rooting, Scalar};
 
 /// A failed batch item: `(item, kind, message, arc)`, the arc as
 /// `(head, dependent, label)` when the error names one.
