@@ -18,6 +18,12 @@ pub const CHUNK_LINES: usize = 2048;
 /// …and about this many bytes, so that memory stays bounded for long sentences.
 pub const CHUNK_BYTES: usize = 8 << 20;
 
+/// Line and output buffers up to this capacity are kept for the next
+/// chunk; larger ones (a long sentence) are freed, so that the memory kept
+/// between chunks stays below `2 × CHUNK_LINES × KEEP_BYTES` whatever lines
+/// came before.
+pub const KEEP_BYTES: usize = 16 << 10;
+
 /// Counts of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -112,6 +118,11 @@ impl Chunk {
                 self.outcomes.push(Outcome::Blank);
                 self.done.push(false);
                 self.oversize.push(false);
+            }
+            for buffer in [&mut self.lines[self.len], &mut self.outputs[self.len]] {
+                if buffer.capacity() > KEEP_BYTES {
+                    *buffer = Vec::new();
+                }
             }
             let (read, oversize) = read_line_limited(input, &mut self.lines[self.len], max_line)?;
             if read == 0 {
