@@ -200,15 +200,21 @@ pub fn arrays(bytes: &[u8]) -> Result<(), String> {
             }
         };
         let results = [
-            model.log_partition().map(|x| vec![x]),
-            model.label_marginals().map(|per| {
-                per.iter()
-                    .flat_map(|m| m.as_slice().iter().map(Scalar::to_f64))
-                    .collect()
-            }),
-            (information.entropy)(&model).map(|x| vec![x.to_f64()]),
+            ("log_partition", model.log_partition().map(|x| vec![x])),
+            (
+                "label_marginals",
+                model.label_marginals().map(|per| {
+                    per.iter()
+                        .flat_map(|m| m.as_slice().iter().map(Scalar::to_f64))
+                        .collect()
+                }),
+            ),
+            (
+                "entropy",
+                (information.entropy)(&model).map(|x| vec![x.to_f64()]),
+            ),
         ];
-        for result in results {
+        for (what, result) in results {
             match result {
                 Ok(values) if values.iter().all(|x| x.is_finite()) => {}
                 Ok(values) => {
