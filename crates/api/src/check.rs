@@ -217,14 +217,10 @@ pub fn arrays(bytes: &[u8]) -> Result<(), String> {
         for (what, result) in results {
             match result {
                 Ok(values) if values.iter().all(|x| x.is_finite()) => {}
-                Ok(values) => {
-                    return Err(format!(
-                        "item {item}: a value that is not finite in {values:?}"
-                    ))
-                }
+                Ok(values) => return Err(format!("item {item}: {what} is not finite: {values:?}")),
                 Err(e) if e.kind().is_empty() || e.to_string().is_empty() => {
                     return Err(format!(
-                        "item {item}: an error without kind or message: {e:?}"
+                        "item {item}: {what}: an error without kind or message: {e:?}"
                     ))
                 }
                 Err(_) => {}
