@@ -10,12 +10,19 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use crate::backend::{Backend, WithBackend};
-use crate::record::{process_line, Outcome, Request};
+use crate::input::read_line_limited;
+use crate::record::{process_line, too_long, Outcome, Request};
 
 /// At most this many records per chunk…
 pub const CHUNK_LINES: usize = 2048;
 /// …and about this many bytes, so that memory stays bounded for long sentences.
 pub const CHUNK_BYTES: usize = 8 << 20;
+
+/// Line and output buffers up to this capacity are kept for the next
+/// chunk; larger ones (a long sentence) are freed, so that the memory kept
+/// between chunks stays below `2 × CHUNK_LINES × KEEP_BYTES` whatever lines
+/// came before.
+pub const KEEP_BYTES: usize = 16 << 10;
 
 /// Counts of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,12 +100,15 @@ struct Chunk {
     outcomes: Vec<Outcome>,
     /// Whether the record was processed (not skipped after a stop request).
     done: Vec<bool>,
+    /// Whether the line was longer than the limit (and dropped unread).
+    oversize: Vec<bool>,
     len: usize,
 }
 
 impl Chunk {
-    /// Reads up to [`CHUNK_LINES`] lines or about [`CHUNK_BYTES`]; returns the bytes read.
-    fn fill(&mut self, input: &mut dyn BufRead) -> io::Result<usize> {
+    /// Reads up to [`CHUNK_LINES`] lines or about [`CHUNK_BYTES`], keeping
+    /// lines of at most `max_line` bytes; returns the bytes read.
+    fn fill(&mut self, input: &mut dyn BufRead, max_line: usize) -> io::Result<usize> {
         self.len = 0;
         let mut bytes = 0;
         while self.len < CHUNK_LINES && bytes < CHUNK_BYTES {
@@ -107,13 +117,18 @@ impl Chunk {
                 self.outputs.push(Vec::new());
                 self.outcomes.push(Outcome::Blank);
                 self.done.push(false);
+                self.oversize.push(false);
             }
-            let line = &mut self.lines[self.len];
-            line.clear();
-            let read = input.read_until(b'\n', line)?;
+            for buffer in [&mut self.lines[self.len], &mut self.outputs[self.len]] {
+                if buffer.capacity() > KEEP_BYTES {
+                    *buffer = Vec::new();
+                }
+            }
+            let (read, oversize) = read_line_limited(input, &mut self.lines[self.len], max_line)?;
             if read == 0 {
                 break;
             }
+            self.oversize[self.len] = oversize;
             bytes += read;
             self.len += 1;
         }
@@ -215,7 +230,7 @@ pub fn stream_until<B: Backend>(
     let write_err = |e| BatchError::Output(io.output_name.to_owned(), e);
     loop {
         let bytes = chunk
-            .fill(io.input)
+            .fill(io.input, request.limits.max_line_bytes)
             .map_err(|e| BatchError::Input(io.input_name.to_owned(), e))?;
         if chunk.len == 0 || stop.load(Ordering::Relaxed) {
             summary.interrupted = stop.load(Ordering::Relaxed);
@@ -227,6 +242,7 @@ pub fn stream_until<B: Backend>(
             outputs,
             outcomes,
             done,
+            oversize,
             len,
         } = &mut chunk;
         pool.install(|| {
@@ -235,10 +251,13 @@ pub fn stream_until<B: Backend>(
                 .zip(outputs[..*len].par_iter_mut())
                 .zip(outcomes[..*len].par_iter_mut())
                 .zip(done[..*len].par_iter_mut())
+                .zip(oversize[..*len].par_iter())
                 .enumerate()
-                .for_each(|(i, (((line, out), outcome), done))| {
+                .for_each(|(i, ((((line, out), outcome), done), &oversize))| {
                     *done = !stop.load(Ordering::Relaxed);
-                    if *done {
+                    if *done && oversize {
+                        *outcome = too_long(request, first + i + 1, out);
+                    } else if *done {
                         *outcome = process_line(backend, request, first + i + 1, line, out);
                     }
                 });

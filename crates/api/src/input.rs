@@ -5,7 +5,9 @@
 //! so that even a JSON type error names the arc (`arc 2 → 3`).
 
 use std::borrow::Cow;
+use std::cell::Cell as StdCell;
 use std::fmt;
+use std::io::{self, BufRead};
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -84,7 +86,140 @@ struct IdOnly {
     id: Option<Value>,
 }
 
+/// The resource limits of one input record, with generous defaults for
+/// real text (Universal Dependencies sentences have fewer than 300 words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest line read, in bytes (newline excluded): a longer line
+    /// becomes an error record of kind `"line_too_long"` and is skipped
+    /// without being held in memory. Default [`Limits::MAX_LINE_BYTES`].
+    pub max_line_bytes: usize,
+    /// The most words per sentence: a matrix with more than
+    /// `max_words + 1` rows or columns becomes an error record of kind
+    /// `"sentence_too_long"` as soon as the reader meets the extra row or
+    /// cell. Default [`Limits::MAX_WORDS`].
+    pub max_words: usize,
+}
+
+impl Limits {
+    /// The default line limit, 64 MiB: a 300-word sentence with 40 labels
+    /// written with 10 characters a score takes about 36 MB.
+    pub const MAX_LINE_BYTES: usize = 64 << 20;
+    /// The default sentence limit, 2000 words (`O(n³)` work: about a
+    /// second per quantity on one core).
+    pub const MAX_WORDS: usize = 2000;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line_bytes: Self::MAX_LINE_BYTES,
+            max_words: Self::MAX_WORDS,
+        }
+    }
+}
+
+thread_local! {
+    /// The most rows and cells per row the matrix reader accepts on this
+    /// thread (set by [`RawLine::parse_limited`]), and whether it refused one.
+    static MAX_SIDE: StdCell<usize> = const { StdCell::new(usize::MAX) };
+    static SIDE_EXCEEDED: StdCell<bool> = const { StdCell::new(false) };
+}
+
+/// Refuses a matrix side beyond the thread's limit (a serde error, turned
+/// into a `"sentence_too_long"` record by [`RawLine::parse_limited`]).
+fn check_side<E: de::Error>(len: usize) -> Result<(), E> {
+    let max = MAX_SIDE.with(StdCell::get);
+    if len > max {
+        SIDE_EXCEEDED.with(|x| x.set(true));
+        return Err(E::custom(format_args!("more than {max} rows or columns")));
+    }
+    Ok(())
+}
+
+/// The error record of a line longer than `max_line_bytes`.
+pub fn line_too_long(max_line_bytes: usize) -> LineError {
+    LineError {
+        kind: "line_too_long",
+        message: format!(
+            "the line is longer than {max_line_bytes} bytes (the limit;              spantree infer --max-line-bytes raises it)"
+        ),
+    }
+}
+
+/// Reads one line into `line` (cleared first, newline kept) but keeps at
+/// most `max + 1` bytes of it (the newline included): the rest of a longer
+/// line is read and dropped. Returns the bytes consumed (0 at the end of
+/// the input) and whether the line was longer than `max` bytes without its
+/// newline. `O(line length)` time, `O(max)` memory.
+///
+/// # Errors
+/// The reader's.
+pub fn read_line_limited(
+    input: &mut dyn BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<(usize, bool)> {
+    line.clear();
+    let (mut consumed, mut over) = (0, false);
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if !over {
+            let content = take - usize::from(done);
+            if line.len() + content > max {
+                over = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(&buf[..take]);
+            }
+        }
+        input.consume(take);
+        consumed += take;
+        if done {
+            break;
+        }
+    }
+    Ok((consumed, over))
+}
+
 impl RawLine {
+    /// [`RawLine::parse`] with at most `max_words` words: a matrix with a
+    /// longer side stops the reader at once.
+    ///
+    /// # Errors
+    /// As [`RawLine::parse`], and kind `"sentence_too_long"` for a matrix
+    /// with more than `max_words + 1` rows or cells in a row.
+    pub fn parse_limited(bytes: &[u8], max_words: usize) -> Result<RawLine, (Value, LineError)> {
+        let previous = MAX_SIDE.with(|x| x.replace(max_words.saturating_add(1)));
+        SIDE_EXCEEDED.with(|x| x.set(false));
+        let parsed = Self::parse(bytes);
+        MAX_SIDE.with(|x| x.set(previous));
+        match parsed {
+            Err((id, _)) if SIDE_EXCEEDED.with(|x| x.replace(false)) => Err((
+                id,
+                LineError {
+                    kind: "sentence_too_long",
+                    message: format!(
+                        "the matrix has more than {max_words} words (the limit; \
+                         spantree infer --max-words raises it)"
+                    ),
+                },
+            )),
+            other => other,
+        }
+    }
+
     /// Parses one line of JSON.
     ///
     /// # Errors
@@ -245,6 +380,7 @@ impl<'de> Visitor<'de> for MatrixVisitor {
         let mut rows = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(row) = seq.next_element_seed(RowSeed { head: rows.len() })? {
             rows.push(row);
+            check_side(rows.len())?;
         }
         Ok(RawMatrix(rows))
     }
@@ -275,6 +411,7 @@ impl<'de> Visitor<'de> for RowSeed {
             label: None,
         })? {
             cells.push(cell);
+            check_side(cells.len())?;
         }
         Ok(cells)
     }

@@ -12,6 +12,9 @@
 //!   with each quantity's name, parameter, help, capability ([`quantity::Needs`])
 //!   and the record fields it reads;
 //! * [`algorithm`]: the algorithm choices of the quantities that have several;
+//! * [`arrays`]: padded score arrays (the Python bindings' input): shape
+//!   checks and one sentence's graph;
+//! * [`check`]: the properties the fuzz targets check on any input bytes;
 //! * [`input`]: one JSON record to a validated `Graph` and typed fields;
 //! * [`record`]: a checked [`Request`], and one record to one result or
 //!   error record;
@@ -39,8 +42,10 @@
 //! ```
 
 pub mod algorithm;
+pub mod arrays;
 pub mod backend;
 pub mod batch;
+pub mod check;
 pub mod error;
 pub mod input;
 pub mod quantity;

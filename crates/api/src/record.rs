@@ -12,8 +12,8 @@ use crate::algorithm::{AlgorithmChoice, Algorithms, EntropyBy, GradGeBy, LogZBy,
 use crate::backend::{write_f64, write_string, Backend, BackendKind};
 use crate::error::{LineError, UsageError};
 use crate::input::{
-    build_graph_in, build_q_graph_in, covariance_inputs, ge_inputs, layout_hint, reference_tree,
-    GeInputs, LineGraph, RawLine,
+    build_graph_in, build_q_graph_in, covariance_inputs, ge_inputs, layout_hint, line_too_long,
+    reference_tree, GeInputs, Limits, LineGraph, RawLine,
 };
 use crate::quantity::{Quantity, Structure};
 
@@ -38,6 +38,8 @@ pub struct Request {
     pub seed: u64,
     /// The layout of the input matrices (results are always in spantree's).
     pub layout: Layout,
+    /// The longest line and sentence read.
+    pub limits: Limits,
 }
 
 impl Request {
@@ -122,7 +124,14 @@ impl Request {
             structure: Structure::Nonprojective,
             seed: 0,
             layout: Layout::Spantree,
+            limits: Limits::default(),
         }
+    }
+
+    /// The same request with other resource limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The same request with the seed of `samples:K`.
@@ -212,7 +221,16 @@ pub fn process_line<B: Backend>(
     if bytes.is_empty() {
         return Outcome::Blank;
     }
-    let raw = match RawLine::parse(bytes) {
+    if bytes.len() > request.limits.max_line_bytes {
+        write_error(
+            &Value::Null,
+            line,
+            &line_too_long(request.limits.max_line_bytes),
+            out,
+        );
+        return Outcome::Failed;
+    }
+    let raw = match RawLine::parse_limited(bytes, request.limits.max_words) {
         Ok(raw) => raw,
         Err((id, e)) => {
             write_error(&id, line, &e, out);
@@ -810,6 +828,20 @@ fn write_arc(arc: &ArcRef, out: &mut Vec<u8>) {
 }
 
 /// Writes `{"id":…,"line":k,"error":{"kind":…,"message":…}}`.
+/// The error record of input line `line`, longer than the request's
+/// limit, which the batch reader dropped unread ([`crate::input::read_line_limited`]).
+pub fn too_long(request: &Request, line: usize, out: &mut Vec<u8>) -> Outcome {
+    out.clear();
+    write_error(
+        &Value::Null,
+        line,
+        &line_too_long(request.limits.max_line_bytes),
+        out,
+    );
+    Outcome::Failed
+}
+
+/// Writes the error record of input line `line` (1-based) into `out`.
 pub fn write_error(id: &Value, line: usize, error: &LineError, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"id\":");
     write_value(id, out);

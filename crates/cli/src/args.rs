@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use spantree_api::algorithm::{known_algorithms, ALGORITHMS};
 use spantree_api::backend::{layout_parser, rooting_parser};
+use spantree_api::input::Limits;
 use spantree_api::quantity::{quantities_summary, REGISTRY};
 use spantree_api::{AlgorithmChoice, BackendKind, Quantity, Request, Structure, UsageError};
 use spantree_core::{Layout, Rooting};
@@ -114,6 +115,19 @@ pub struct InferArgs {
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// The longest input line read, in bytes: a longer line becomes an
+    /// error record of kind "line_too_long" (it is skipped without being
+    /// held in memory).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_line_bytes: usize,
+
+    /// The most words per sentence: a larger matrix becomes an error record
+    /// of kind "sentence_too_long".
+    #[arg(long, value_name = "N", default_value_t = Limits::MAX_WORDS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_words: usize,
+
     /// With --backend exact: print marginals, expected_attachment, ge,
     /// covariance and gradients as exact rational strings ("p/q", or "p" for integers)
     /// instead of the nearest f64.
@@ -138,6 +152,10 @@ impl InferArgs {
         )?
         .with_layout(self.layout)
         .with_seed(self.seed)
+        .with_limits(Limits {
+            max_line_bytes: self.max_line_bytes,
+            max_words: self.max_words,
+        })
         .with_structure(self.structure)
     }
 }
@@ -254,7 +272,15 @@ ge, covariance and the gradients are the exact values rounded to the nearest f64
 rational strings with --exact-output. Feature values and targets may be
 rational strings too.
 
-EXIT STATUS: 0 when every line succeeded, 1 when some line became an error
-record (stderr says how many), 2 for usage errors (an unknown
-quantity, a bad or repeated order, an entropy-type quantity on the exact
-backend, an unknown --algorithm or log_z=minors with --rooting multi, …) and unreadable input or unwritable output.";
+LIMITS: a line longer than --max-line-bytes (default 64 MiB) or a matrix of
+more than --max-words words (default 2000) becomes an error record of kind
+\"line_too_long\" or \"sentence_too_long\"; the oversize line is never held in
+memory whole.
+
+EXIT STATUS: 0 when every line succeeded (also when the reader of the output
+closes the pipe early, as `| head -1` does: the run ends quietly), 1 when some
+line became an error record (stderr says how many), 2 for usage errors (an
+unknown quantity, a bad or repeated order, an entropy-type quantity on the
+exact backend, an unknown --algorithm or log_z=minors with --rooting multi, …)
+and unreadable input or unwritable output (a full disk), 130 when interrupted
+by Ctrl-C.";

@@ -179,6 +179,89 @@ pub enum ConlluError {
     },
 }
 
+impl ConlluError {
+    /// A stable snake_case name of the variant (`"columns"`, `"bad_id"`,
+    /// `"out_of_order"`, `"bad_head"`, `"head_out_of_range"`,
+    /// `"bad_enhanced"`, `"no_words"`, `"io"`), for error records.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ConlluError::Columns { .. } => "columns",
+            ConlluError::BadId { .. } => "bad_id",
+            ConlluError::OutOfOrder { .. } => "out_of_order",
+            ConlluError::BadHead { .. } => "bad_head",
+            ConlluError::HeadOutOfRange { .. } => "head_out_of_range",
+            ConlluError::BadEnhanced { .. } => "bad_enhanced",
+            ConlluError::NoWords { .. } => "no_words",
+            ConlluError::Io { .. } => "io",
+        }
+    }
+
+    /// The 1-based line the error is on (`None` for [`ConlluError::Io`]).
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ConlluError::Columns { line, .. }
+            | ConlluError::BadId { line, .. }
+            | ConlluError::OutOfOrder { line, .. }
+            | ConlluError::BadHead { line, .. }
+            | ConlluError::HeadOutOfRange { line, .. }
+            | ConlluError::BadEnhanced { line, .. }
+            | ConlluError::NoWords { line } => Some(*line),
+            ConlluError::Io { .. } => None,
+        }
+    }
+}
+
+/// The property the fuzz target `conllu` (in `fuzz/`) checks on any text,
+/// and the regular tests replay on the stored corpus: [`parse`] and the
+/// resuming [`Sentences`] return (no panic), agree with each other, every
+/// sentence has words `1..=n` with heads in `0..=n` and not their own ID,
+/// and every error has a kind, a message and a line inside the text.
+/// `O(length)`.
+///
+/// # Errors
+/// A description of the violated property.
+///
+/// ```
+/// assert!(spantree_conllu::check("1\tA\ta\tX\t_\t_\t0\troot\t_\t_\n").is_ok());
+/// assert!(spantree_conllu::check("garbage").is_ok()); // an error is fine
+/// ```
+pub fn check(text: &str) -> Result<(), String> {
+    let lines = text.lines().count();
+    let all: Vec<Result<Sentence, ConlluError>> = Sentences::new(text).collect();
+    for item in &all {
+        match item {
+            Ok(s) => {
+                let n = s.len();
+                if n == 0 || s.line == 0 || s.line > lines {
+                    return Err(format!("a sentence with {n} words at line {}", s.line));
+                }
+                for (i, w) in s.words.iter().enumerate() {
+                    if w.head > n || w.head == i + 1 {
+                        return Err(format!("word {} has head {} in {n} words", i + 1, w.head));
+                    }
+                }
+            }
+            Err(e) => {
+                let line = e.line().unwrap_or(0);
+                if e.kind().is_empty() || e.to_string().is_empty() || line == 0 || line > lines {
+                    return Err(format!(
+                        "error {e:?} without kind, message or a line in 1..={lines}"
+                    ));
+                }
+            }
+        }
+    }
+    let first_error = all.iter().find_map(|r| r.as_ref().err());
+    match (parse(text), first_error) {
+        (Ok(parsed), None) if parsed.len() == all.len() => Ok(()),
+        (Err(e), Some(first)) if &e == first => Ok(()),
+        (parsed, first) => Err(format!(
+            "parse and Sentences disagree: {:?} vs first error {first:?}",
+            parsed.map(|p| p.len())
+        )),
+    }
+}
+
 /// Parses a whole CoNLL-U text; the first malformed sentence is an error.
 /// `O(length)`.
 ///

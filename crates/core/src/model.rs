@@ -150,6 +150,10 @@ impl<E: Engine> Model<E> {
             return Err(Numerical::NotFinite.into());
         }
         let ln_z = ln + self.prepared.ln_scale;
+        // Scores near f64::MAX: the shifts add up beyond f64 (found by fuzzing).
+        if !ln_z.is_finite() {
+            return Err(Numerical::NotFinite.into());
+        }
         // The factorisation's own check first: a negative determinant is
         // one more symptom of the cancellation it names.
         self.factors

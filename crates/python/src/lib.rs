@@ -26,6 +26,7 @@ use numpy::{
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use spantree_api::arrays::Padded;
 use spantree_api::typed::{self, ScoredTree};
 use spantree_api::{
     parse_rooting, Backend, BackendKind, Quantity, Request, Structure, UsageError, WithBackend,
@@ -804,32 +805,13 @@ impl Build<'_> {
             labeled,
             ..
         } = self.shape;
-        let n = self.n_words[i];
-        if n + 1 > side {
-            return Err(Error::Mismatch {
-                what: "n_words (at most the padded size N)",
-                expected: side - 1,
-                found: n,
-            });
-        }
-        let per_item = side * side * labels;
-        let item = &self.scores[i * per_item..(i + 1) * per_item];
-        let at = |h: usize, m: usize, l: usize| item[(h * side + m) * labels + l];
-        if labeled {
-            let rows: Vec<Vec<Vec<f64>>> = (0..=n)
-                .map(|h| {
-                    (0..=n)
-                        .map(|m| (0..labels).map(|l| at(h, m, l)).collect())
-                        .collect()
-                })
-                .collect();
-            Graph::from_labeled_scores(&rows)
-        } else {
-            let rows: Vec<Vec<f64>> = (0..=n)
-                .map(|h| (0..=n).map(|m| at(h, m, 0)).collect())
-                .collect();
-            Graph::from_scores(&rows)
-        }
+        let padded = Padded {
+            items: self.n_words.len(),
+            side,
+            labels,
+            labeled,
+        };
+        padded.graph(self.scores, i, self.n_words[i])
     }
 }
 
@@ -931,21 +913,15 @@ impl Batch {
         };
         request(backend, rooting, &[], structure)?;
         let dims = scores.shape().to_vec();
+        // The shape checks are the api's (`spantree_api::arrays`), fuzzed there.
+        let padded = Padded::new(&dims, &n_words, labeled, scores.as_array().len())
+            .map_err(|e| PyValueError::new_err((e.kind, e.message)))?;
         let shape = Shape {
-            items: dims[0],
-            side: dims[1],
-            labels: dims[3],
+            items: padded.items,
+            side: padded.side,
+            labels: padded.labels,
             labeled,
         };
-        if dims[1] != dims[2] || dims[1] < 2 || dims[3] < 1 || n_words.len() != dims[0] {
-            return Err(PyValueError::new_err((
-                "shape",
-                format!(
-                    "scores must be [B, N+1, N+1, L] with N >= 1 and n_words of length B; got {dims:?} and {} lengths",
-                    n_words.len()
-                ),
-            )));
-        }
         let data: Vec<f64> = scores.as_array().iter().copied().collect();
         let built = py.detach(|| {
             backend.dispatch(Build {
