@@ -24,6 +24,7 @@
 //! Treebanks are read with `spantree-conllu`.
 
 pub mod report;
+pub mod speed;
 pub mod timed;
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
