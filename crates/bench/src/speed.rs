@@ -180,11 +180,9 @@ pub fn run_op<E: Engine<Scalar = f64>>(engine: &E, op: Op, i: &Inputs) -> f64 {
         }
         Op::Entropy => model().entropy().expect("entropy"),
         Op::GradEntropy => model().grad_entropy().expect("gradient")[0][(0, 1)],
-        Op::GradGe => {
-            model()
-                .grad_ge_objective(&i.features, &i.targets)
-                .expect("gradient")[0][(0, 1)]
-        }
+        Op::GradGe => model()
+            .grad_ge_objective(&i.features, &i.targets)
+            .expect("gradient")[0][(0, 1)],
         Op::Kl => {
             let q = Model::new(engine.clone(), &i.q, Rooting::Single).expect("valid graph");
             match model().kl_divergence(&q).expect("KL") {

@@ -10,7 +10,9 @@
 //!   marginals from its inverse (Koo et al. 2007);
 //! * [`Eliminated`]: the cancellation-free elimination of the graph weights
 //!   ([`crate::elimination`]), with a dense factorisation on the side for
-//!   what the elimination does not answer yet.
+//!   what the elimination does not answer yet;
+//! * [`Certified`]: a dense factorisation where its own `O(n²)` check
+//!   certifies it, the elimination elsewhere (the default engine's).
 //!
 //! Preparation is the engine's own policy: an engine either takes the
 //! weights as given ([`Prepared::as_given`], exact and unstabilised engines)
@@ -22,10 +24,12 @@
 //! preparation and one of the two [`Factors`]; a new *kind* of answer (a
 //! batched engine, say) implements [`Factors`].
 
+mod certified;
 mod dense;
 mod eliminated;
 mod prepared;
 
+pub use certified::{Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS};
 pub use dense::Dense;
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};

@@ -146,6 +146,24 @@ impl<S: FromScore> Prepared<S> {
                         }
                         total
                     }
+                    Potentials::Scores if graph.labels() == 1 => {
+                        // One score: one exponential (the type's own, or f64's).
+                        let score = graph.values(h, m)[0].to_f64();
+                        match S::from_score(score) {
+                            Some(w) => w,
+                            None if score.exp().is_finite() => S::from_f64(score.exp()),
+                            None => {
+                                return Err(Error::Overflow {
+                                    arc: ArcRef {
+                                        head: h,
+                                        dependent: m,
+                                        label: None,
+                                    },
+                                    score,
+                                })
+                            }
+                        }
+                    }
                     Potentials::Scores => {
                         let lw = graph.log_weight(h, m);
                         match own_weight::<S, W>(graph.values(h, m)) {
@@ -181,6 +199,30 @@ impl<S: FromScore> Prepared<S> {
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
         let mut shift = vec![0.0; n + 1];
+        if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
+            // One score per arc: its own log-weight, so one exponential per
+            // arc, `e^{θ − c_m}` to a few ulps.
+            for m in 1..=n {
+                let score = |h: usize| graph.values(h, m)[0].to_f64();
+                let c = (0..=n)
+                    .filter(|&h| h != m)
+                    .map(score)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if c == f64::NEG_INFINITY {
+                    continue;
+                }
+                shift[m] = c;
+                for h in (0..=n).filter(|&h| h != m) {
+                    weights[(h, m)] = S::from_f64(exp_difference(score(h), c));
+                }
+            }
+            return Prepared {
+                weights,
+                ln_scale: shift.iter().sum(),
+                shift,
+                shares: None,
+            };
+        }
         for m in 1..=n {
             let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
             let c = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
