@@ -124,6 +124,18 @@ pub struct Prepared<S> {
     pub(crate) shares: Option<PerLabel<S>>,
 }
 
+impl<S> Prepared<S> {
+    /// The prepared weights, `(n+1) × (n+1)`.
+    pub fn weights(&self) -> &Matrix<S> {
+        &self.weights
+    }
+
+    /// `Σ_m c_m`: `ln Z = ln det L(w) + Σ_m c_m` (`0` when as given).
+    pub fn ln_scale(&self) -> f64 {
+        self.ln_scale
+    }
+}
+
 impl<S: FromScore> Prepared<S> {
     /// The weights as given, converted by `convert` (weights) or as `e^θ`
     /// (scores; [`FromScore::from_score`] where the type has its own
