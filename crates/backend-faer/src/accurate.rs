@@ -9,24 +9,41 @@ use spantree_core::{
 
 use crate::Lu;
 
-/// Cancellation-free elimination in `f64` on column-shifted weights
-/// ([§2](spantree_core::mathematics)): `ln Z` with a relative error of a few `n ε` and every
+/// Dense LU where its own check certifies it, and the cancellation-free
+/// elimination in `f64` on column-shifted weights where it does not
+/// ([`Certified`]; [§2](spantree_core::mathematics)).
+///
+/// **Dense when certified.** The Laplacian is first factorised by [`Lu`]
+/// (`2n³/3` flops). When the LU's `O(n²)` estimate of the error of
+/// `ln |det L|` is at most `2⁻⁴⁰` (and `2⁻⁴² |ln det L|`), `ln Z`, the
+/// marginals and every vector–Jacobian product come from the LU and its
+/// inverse, at the speed of [`crate::ShiftedF64`]; the marginals must also
+/// pass an entry-wise bound of `2⁻⁴⁰` on their absolute error. On `N(0, σ²)`
+/// scores (`σ ≤ 4`) every single-root graph measured was certified
+/// (`cargo run --release -p spantree-bench --example certified`).
+///
+/// **The elimination otherwise** (root scores far below the arc scores,
+/// pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
 /// marginal with a relative error of a few `n ε`, for any spread of scales
 /// within a column that `f64` can hold (shifted weights down to `e^{-708}`,
-/// i.e. scores down to 708 below their column's best), both rootings.
-///
-/// Every derivative inherits that accuracy: the gradients (entropy,
+/// i.e. scores down to 708 below their column's best), both rootings. Every
+/// derivative inherits that accuracy: the gradients (entropy,
 /// cross-entropy, KL, attachment, GE, label-marginal VJPs) come from the
-/// elimination run on dual numbers, `grad_partition` from `Z ν`, covariance
-/// from the Jacobian–vector route and pair marginals from conditioned
-/// marginals (see [`spantree_core::Eliminated`] and the accuracy table in
-/// the crate docs). No inverse `X = L⁻¹` is read; a dense LU is formed only
-/// for the adjugate when `Z = 0`.
+/// elimination run on dual numbers, covariance from the Jacobian–vector
+/// route and pair marginals from conditioned marginals (see
+/// [`spantree_core::Eliminated`] and the accuracy table in the crate docs).
+/// `grad_partition` always comes from the elimination (`Z ν`).
 ///
-/// Cost: `n³/3` multiply-adds for `ln Z`, about `1.3 n³` more for the
-/// marginals (a divide and conquer, see [`spantree_core::elimination`]),
-/// about `4 n³` per vector–Jacobian product; measured 1.5–2.5× the time of
-/// [`crate::ShiftedF64`]'s dense route (crate docs).
+/// What the dense route gives up: a marginal far below `1` that the
+/// inverse reads as a small difference `X_mm − X_mh` keeps 40 bits relative
+/// to its column (absolute error `≤ 2⁻⁴⁰`), not relative to itself as the
+/// elimination's would. [`LogAccurate`] always eliminates.
+///
+/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks.
+/// Otherwise the dense LU plus `n³/3` multiply-adds for `ln Z`, about
+/// `1.3 n³` more for the marginals (a divide and conquer, see
+/// [`spantree_core::elimination`]), about `4 n³` per vector–Jacobian
+/// product; measured 1.5–2.5× the time of the dense route (crate docs).
 ///
 /// ```
 /// use spantree_core::{Graph, Model, Rooting};

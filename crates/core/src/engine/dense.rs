@@ -87,17 +87,18 @@ impl<F: Factorization> Factors for Dense<F> {
     }
 
     /// `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))` with `Cᵀ` built transposed
-    /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): one solve
-    /// `Y = L⁻¹ Cᵀ` with `n` right-hand sides, one product `Y X`, and the
+    /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `X Cᵀ X` by
+    /// [`Factorization::inverse_sandwich`] (one solve with `n` right-hand
+    /// sides and one product by default), and the
     /// `O(n²)` glue reading `X` and `Y X` in place: no transposes, no
     /// intermediate `(n+1) × (n+1)` matrices. `O(n³)`.
     fn marginals_vjp(&self, seed: &Matrix<F::Scalar>) -> Result<Matrix<F::Scalar>, Numerical> {
         let x = self.inverse()?;
         let w = &self.weights;
         let rooting = self.rooting;
-        let mut y = weighted_adjoint_transposed(seed, w, rooting);
-        self.lu.solve(&mut y)?;
-        let xcx = y.matmul(x);
+        let xcx = self
+            .lu
+            .inverse_sandwich(x, weighted_adjoint_transposed(seed, w, rooting))?;
         let n1 = w.rows();
         let mut v = Matrix::zeros(n1, n1);
         for h in 0..n1 {

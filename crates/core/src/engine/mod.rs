@@ -240,6 +240,22 @@ pub trait Factorization: Send + Sync {
     /// `∂ det A / ∂A[i][j] = adj(A)[j][i]`.
     fn adjugate(&self) -> Matrix<Self::Scalar>;
 
+    /// `X B X` for `X = A⁻¹` (given, as formed by [`Factorization::inverse`])
+    /// and any `n × n` matrix `B`: reverse mode through `A⁻¹` reads it. By
+    /// default one solve `A⁻¹ B` and one product with `X`, `4n³` flops;
+    /// engines override it with their own kernels.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] when `A` is singular.
+    fn inverse_sandwich(
+        &self,
+        x: &Matrix<Self::Scalar>,
+        mut b: Matrix<Self::Scalar>,
+    ) -> std::result::Result<Matrix<Self::Scalar>, Numerical> {
+        self.solve(&mut b)?;
+        Ok(b.matmul(x))
+    }
+
     /// An a-posteriori estimate of the absolute error of `ln |det A|` from
     /// the pivots and the original matrix, `O(n²)`; `0` (the default) for
     /// factorisations that do not round or do not estimate it.
