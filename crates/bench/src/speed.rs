@@ -406,3 +406,29 @@ pub fn corpus_pass(graphs: &[Graph], threads: usize) -> f64 {
             .sum()
     })
 }
+
+/// Inputs that need the elimination: `p`'s root scores shifted by `shift`
+/// (`−40`: dense LU is refused). Returns the median time of `ln Z` plus
+/// marginals on the default engine there, and on `ShiftedF64` for the
+/// unshifted graph (the dense path), in seconds.
+pub fn elimination_against_dense(n: usize, shift: f64, groups: usize, seed: u64) -> (f64, f64) {
+    let i = Inputs::new(n, seed);
+    let rows: Vec<Vec<f64>> = (0..=n)
+        .map(|h| {
+            (0..=n)
+                .map(|m| i.scores[(h, m)] + if h == 0 { shift } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let shifted = Graph::from_scores(&rows).expect("valid scores");
+    let marginals = |engine: &dyn Fn(&Graph) -> f64, g: &Graph| median_time(groups, || engine(g));
+    let accurate = |g: &Graph| {
+        let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
+        m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+    };
+    let dense = |g: &Graph| {
+        let m = Model::new(spantree_faer::ShiftedF64, g, Rooting::Single).expect("valid");
+        m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+    };
+    (marginals(&accurate, &shifted), marginals(&dense, &i.p))
+}

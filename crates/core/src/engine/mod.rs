@@ -29,7 +29,7 @@ mod dense;
 mod eliminated;
 mod prepared;
 
-pub use certified::{Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_ERROR};
+pub use certified::{Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS};
 pub use dense::Dense;
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
