@@ -142,8 +142,9 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                     value += if sign > 0 { e } else { -e };
                     size += e.abs();
                 }
-                // |μ| must exceed its error bound e · size · w by 2⁴⁰.
-                if !(size <= bound * value.abs()) {
+                // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
+                let keeps_its_bits = size <= bound * value.abs();
+                if !keeps_its_bits {
                     return Ok(None);
                 }
                 mu[(h, m)] = wk * value;

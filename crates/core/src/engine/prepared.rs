@@ -158,26 +158,12 @@ impl<S: FromScore> Prepared<S> {
                         }
                         total
                     }
-                    Potentials::Scores if graph.labels() == 1 => {
-                        // One score: one exponential (the type's own, or f64's).
-                        let score = graph.values(h, m)[0].to_f64();
-                        match S::from_score(score) {
-                            Some(w) => w,
-                            None if score.exp().is_finite() => S::from_f64(score.exp()),
-                            None => {
-                                return Err(Error::Overflow {
-                                    arc: ArcRef {
-                                        head: h,
-                                        dependent: m,
-                                        label: None,
-                                    },
-                                    score,
-                                })
-                            }
-                        }
-                    }
                     Potentials::Scores => {
-                        let lw = graph.log_weight(h, m);
+                        // One score is its own log-weight: one exponential.
+                        let lw = match graph.values(h, m) {
+                            [one] => one.to_f64(),
+                            _ => graph.log_weight(h, m),
+                        };
                         match own_weight::<S, W>(graph.values(h, m)) {
                             Some(w) => w,
                             None if lw.exp().is_finite() => S::from_f64(lw.exp()),
