@@ -292,3 +292,236 @@ pub fn stream_until<B: Backend>(
     io.output.flush().map_err(write_err)?;
     Ok(summary)
 }
+
+/// A ragged batch of sentences in one flat buffer: sentence `k` has
+/// `lengths[k]` words and `(n_k+1)²` scores, row-major `[h][m]` (the
+/// library's layout: row `0` the root; column `0` and the diagonal are
+/// ignored), stored one sentence after the other in `scores`.
+#[derive(Clone, Copy, Debug)]
+pub struct Ragged<'a> {
+    /// The number of words of each sentence.
+    pub lengths: &'a [usize],
+    /// The scores of every sentence, concatenated.
+    pub scores: &'a [f64],
+}
+
+impl Ragged<'_> {
+    /// Where sentence `k`'s cells start in `scores`: `lengths.len() + 1`
+    /// offsets, the last one the total. `O(batch)`.
+    pub fn offsets(&self) -> Vec<usize> {
+        let mut offsets = Vec::with_capacity(self.lengths.len() + 1);
+        let mut at = 0;
+        offsets.push(at);
+        for &n in self.lengths {
+            at += (n + 1) * (n + 1);
+            offsets.push(at);
+        }
+        offsets
+    }
+}
+
+/// Caller-provided outputs of [`compute_ragged`]: `None` skips a quantity.
+/// Per-sentence numbers have one slot per sentence; per-arc ones use the
+/// cells of [`Ragged::scores`] (same length, same offsets). A sentence that
+/// fails gets NaN in every slot it owns.
+#[derive(Debug, Default)]
+pub struct RaggedOutputs<'a> {
+    /// `ln Z` per sentence.
+    pub log_z: Option<&'a mut [f64]>,
+    /// The entropy `H(p)` per sentence (nats).
+    pub entropy: Option<&'a mut [f64]>,
+    /// The arc marginals, per cell.
+    pub marginals: Option<&'a mut [f64]>,
+    /// `∇_θ H(p)`, per cell.
+    pub grad_entropy: Option<&'a mut [f64]>,
+}
+
+/// Why [`compute_ragged`] refused a whole batch (per-sentence failures are
+/// returned per sentence instead).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RaggedError {
+    /// `scores` does not hold `Σ_k (n_k+1)²` cells.
+    #[error("the scores hold {found} cells, the lengths need {expected}")]
+    Scores {
+        /// Cells given.
+        found: usize,
+        /// `Σ_k (n_k+1)²`.
+        expected: usize,
+    },
+    /// An output buffer has the wrong length.
+    #[error("output `{output}` holds {found} values, {expected} needed")]
+    Output {
+        /// Which output.
+        output: &'static str,
+        /// Its length.
+        found: usize,
+        /// The length needed.
+        expected: usize,
+    },
+}
+
+/// One sentence's share of the outputs.
+#[derive(Default)]
+struct SentenceOut<'a> {
+    log_z: Option<&'a mut f64>,
+    entropy: Option<&'a mut f64>,
+    marginals: Option<&'a mut [f64]>,
+    grad_entropy: Option<&'a mut [f64]>,
+}
+
+/// Splits a per-cell output by the batch's offsets.
+fn split_cells<'a>(out: &'a mut [f64], offsets: &[usize]) -> Vec<&'a mut [f64]> {
+    let mut rest = out;
+    offsets
+        .windows(2)
+        .map(|w| {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            rest = tail;
+            head
+        })
+        .collect()
+}
+
+/// `ln Z`, entropy, marginals and the entropy gradient of every sentence of
+/// a ragged batch in one call, in parallel over sentences on the current
+/// rayon pool (wrap the call in [`thread_pool`]`(..).install(..)` to choose
+/// the threads), written into the caller's buffers. Scores are
+/// validated like [`Graph::from_scores`](spantree_core::Graph::from_scores).
+/// Each sentence builds one [`Model`](spantree_core::Model) (one
+/// factorisation, `O(n³)`) and answers every quantity asked from it. The
+/// results do not depend on the number of threads.
+///
+/// Returns one entry per sentence: `None` on success, the typed error
+/// otherwise (its slots are then NaN).
+///
+/// # Errors
+/// [`RaggedError`] when a buffer's length does not match the lengths.
+///
+/// ```
+/// use spantree_api::batch::{compute_ragged, Ragged, RaggedOutputs};
+/// use spantree_core::Rooting;
+/// use spantree_faer::Accurate;
+/// let ninf = f64::NEG_INFINITY;
+/// // Two sentences: one word (Z = e^0.5), and two words.
+/// let scores = [
+///     ninf, 0.5, ninf, ninf, // n = 1
+///     ninf, 0.0, 0.0, ninf, ninf, 0.0, ninf, 0.0, ninf, // n = 2, unit weights
+/// ];
+/// let mut log_z = [0.0; 2];
+/// let outputs = RaggedOutputs { log_z: Some(&mut log_z), ..Default::default() };
+/// let failed = compute_ragged(&Accurate, Rooting::Single, Ragged { lengths: &[1, 2], scores: &scores }, outputs)?;
+/// assert!(failed.iter().all(Option::is_none));
+/// // Single-root trees on two words with unit weights: 0→1→2 and 0→2→1.
+/// assert!((log_z[0] - 0.5).abs() < 1e-15 && (log_z[1] - 2f64.ln()).abs() < 1e-15);
+/// # Ok::<(), spantree_api::batch::RaggedError>(())
+/// ```
+pub fn compute_ragged<E: spantree_core::Engine<Scalar = f64>>(
+    engine: &E,
+    rooting: spantree_core::Rooting,
+    batch: Ragged<'_>,
+    outputs: RaggedOutputs<'_>,
+) -> Result<Vec<Option<spantree_core::Error>>, RaggedError> {
+    let offsets = batch.offsets();
+    let (k, cells) = (batch.lengths.len(), offsets[batch.lengths.len()]);
+    if batch.scores.len() != cells {
+        return Err(RaggedError::Scores {
+            found: batch.scores.len(),
+            expected: cells,
+        });
+    }
+    let check = |output: &'static str, found: usize, expected: usize| {
+        if found == expected {
+            Ok(())
+        } else {
+            Err(RaggedError::Output {
+                output,
+                found,
+                expected,
+            })
+        }
+    };
+    let RaggedOutputs {
+        log_z,
+        entropy,
+        marginals,
+        grad_entropy,
+    } = outputs;
+    let mut per: Vec<SentenceOut<'_>> = (0..k).map(|_| SentenceOut::default()).collect();
+    if let Some(out) = log_z {
+        check("log_z", out.len(), k)?;
+        per.iter_mut().zip(out).for_each(|(p, x)| p.log_z = Some(x));
+    }
+    if let Some(out) = entropy {
+        check("entropy", out.len(), k)?;
+        per.iter_mut()
+            .zip(out)
+            .for_each(|(p, x)| p.entropy = Some(x));
+    }
+    if let Some(out) = marginals {
+        check("marginals", out.len(), cells)?;
+        let parts = split_cells(out, &offsets);
+        per.iter_mut()
+            .zip(parts)
+            .for_each(|(p, x)| p.marginals = Some(x));
+    }
+    if let Some(out) = grad_entropy {
+        check("grad_entropy", out.len(), cells)?;
+        let parts = split_cells(out, &offsets);
+        per.iter_mut()
+            .zip(parts)
+            .for_each(|(p, x)| p.grad_entropy = Some(x));
+    }
+    Ok(per
+        .into_par_iter()
+        .enumerate()
+        .map(|(s, mut out)| {
+            let n = batch.lengths[s];
+            let scores = &batch.scores[offsets[s]..offsets[s + 1]];
+            let result = one_sentence(engine, rooting, n, scores, &mut out);
+            if result.is_err() {
+                out.fill_nan();
+            }
+            result.err()
+        })
+        .collect())
+}
+
+impl SentenceOut<'_> {
+    fn fill_nan(&mut self) {
+        for x in [&mut self.log_z, &mut self.entropy].into_iter().flatten() {
+            **x = f64::NAN;
+        }
+        for m in [&mut self.marginals, &mut self.grad_entropy]
+            .into_iter()
+            .flatten()
+        {
+            m.fill(f64::NAN);
+        }
+    }
+}
+
+fn one_sentence<E: spantree_core::Engine<Scalar = f64>>(
+    engine: &E,
+    rooting: spantree_core::Rooting,
+    n: usize,
+    scores: &[f64],
+    out: &mut SentenceOut<'_>,
+) -> spantree_core::Result<()> {
+    let rows: Vec<&[f64]> = scores.chunks_exact(n + 1).collect();
+    let graph = spantree_core::Graph::from_scores(&rows)?;
+    let model = spantree_core::Model::new(engine.clone(), &graph, rooting)?;
+    if let Some(x) = out.log_z.as_deref_mut() {
+        *x = model.log_partition()?;
+    }
+    if let Some(x) = out.entropy.as_deref_mut() {
+        *x = model.entropy()?;
+    }
+    if let Some(m) = out.marginals.as_deref_mut() {
+        m.copy_from_slice(model.marginals()?.as_slice());
+    }
+    if let Some(m) = out.grad_entropy.as_deref_mut() {
+        m.copy_from_slice(model.grad_entropy()?[0].as_slice());
+    }
+    Ok(())
+}

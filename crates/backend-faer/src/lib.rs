@@ -12,11 +12,13 @@
 //!   Marginals are unchanged by the shift. The default for long sentences
 //!   and extreme scores.
 //!
-//! * [`Accurate`]: no LU at all, but the cancellation-free elimination of
-//!   the graph weights ([`spantree_core::elimination`]) on shifted columns:
-//!   `ln Z` and every marginal keep their relative accuracy whatever the
-//!   spread of scales inside a column (root scores far below arc scores,
-//!   where dense LU returns garbage or NaN), for both rootings.
+//! * [`Accurate`]: the dense LU of [`ShiftedF64`] where its own `O(n²)`
+//!   check certifies it (ordinary scores: dense speed), and elsewhere the
+//!   cancellation-free elimination of the graph weights
+//!   ([`spantree_core::elimination`]) on shifted columns: `ln Z` and every
+//!   marginal keep their relative accuracy whatever the spread of scales
+//!   inside a column (root scores far below arc scores, where dense LU
+//!   returns garbage or NaN), for both rootings.
 //!   [`LogAccurate`] runs the same elimination in log space.
 //!
 //! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
@@ -43,9 +45,12 @@
 //!
 //! ## Accuracy of the derivatives
 //!
-//! On [`Accurate`] and [`LogAccurate`] every derivative comes from the
-//! elimination too (run on dual numbers, see
-//! [`spantree_core::elimination`]); on [`F64`] and [`ShiftedF64`] from the
+//! On [`LogAccurate`], and on [`Accurate`] wherever dense LU is not
+//! certified, every derivative comes from the elimination too (run on dual
+//! numbers, see [`spantree_core::elimination`]); where it is certified
+//! (the shift-0 rows below), [`Accurate`] answers as [`ShiftedF64`] does (the
+//! `accurate` columns below were measured before that route, on the
+//! elimination); on [`F64`] and [`ShiftedF64`] from the
 //! dense inverse, refused with
 //! [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate) where
 //! the LU's own check finds it cannot hold them. Correct bits against

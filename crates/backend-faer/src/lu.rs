@@ -299,6 +299,27 @@ impl Factorization for Lu {
         })
     }
 
+    /// `X B X` for `X = A⁻¹`: on faer's kernel, its blocked solve and
+    /// product; on the plain one, a solve and a row-major product. `4n³`
+    /// flops.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] at the first zero pivot.
+    fn inverse_sandwich(
+        &self,
+        x: &Matrix<f64>,
+        mut b: Matrix<f64>,
+    ) -> Result<Matrix<f64>, Numerical> {
+        self.check()?;
+        Ok(match &self.factors {
+            Factors::Plain(f) => {
+                f.solve(&mut b);
+                b.matmul(x)
+            }
+            Factors::Faer(f) => f.inverse_sandwich(x, &b),
+        })
+    }
+
     /// `adj A`, defined for every `A` (`A · adj A = det A · I`).
     ///
     /// * `n = 1`: `[1]`, exactly.

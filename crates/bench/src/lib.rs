@@ -12,6 +12,11 @@
 //!   route of the covariance against the Hessian route as `R = S` grows
 //!   (`cargo bench -p spantree-bench --bench baselines`).
 //!
+//! * `speed`: every op per sentence on the default and the dense engines
+//!   next to its bare kernels (exponentials, LU, inverse, solves), at
+//!   `n ∈ {10, …, 200}` ([`speed`]; the same table with ratios and the
+//!   whole-corpus time: `spantree-report speed --corpus ../shared/ud`).
+//!
 //! Two examples print the tables of the speed and accuracy claims:
 //! `slopes` times the same algorithms with a plain loop and fits the slope
 //! of `log t` against `log n`; `ge_accuracy` compares the GE gradient by
@@ -24,6 +29,7 @@
 //! Treebanks are read with `spantree-conllu`.
 
 pub mod report;
+pub mod speed;
 pub mod timed;
 
 use spantree_bruteforce::random::{normal_scores, SplitMix64};

@@ -60,6 +60,9 @@ pub struct Graph<W = f64> {
     potentials: Potentials,
     /// `[h][m][ℓ]`, row-major, `(n+1)² · labels` values.
     values: Vec<W>,
+    /// Whether every arc is allowed (no forbidden arc): then a spanning tree
+    /// exists under both rootings, decided in `O(1)`.
+    complete: bool,
 }
 
 fn check_rows(rows: usize, lens: impl Iterator<Item = usize>) -> Result<usize> {
@@ -134,13 +137,16 @@ impl<W: Scalar> Graph<W> {
             labeled,
             potentials,
             values,
+            complete: true,
         };
         let forbidden = match potentials {
             Potentials::Weights => W::zero(),
             Potentials::Scores => W::from_f64(f64::NEG_INFINITY),
         };
+        let mut complete = true;
         for h in 0..=n {
             for m in 0..=n {
+                let mut allowed = false;
                 for l in 0..labels {
                     let i = g.index(h, m, l);
                     if !exists(h, m) {
@@ -153,10 +159,17 @@ impl<W: Scalar> Graph<W> {
                         dependent: m,
                         label: labeled.then_some(l),
                     };
-                    g.check_value(arc, &g.values[i])?;
+                    let v = &g.values[i];
+                    g.check_value(arc, v)?;
+                    allowed |= match potentials {
+                        Potentials::Weights => !v.is_zero(),
+                        Potentials::Scores => v.to_f64() != f64::NEG_INFINITY,
+                    };
                 }
+                complete &= allowed || !exists(h, m);
             }
         }
+        g.complete = complete;
         Ok(g)
     }
 
@@ -259,8 +272,16 @@ impl<W: Scalar> Graph<W> {
         }
     }
 
+    /// Whether every arc `h → m` (`m ≥ 1`, `h ≠ m`) is allowed: no weight
+    /// zero, no score `−∞` (in a labeled graph, some label allowed). Known
+    /// from construction, `O(1)`.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
     /// Decides combinatorially whether a spanning tree exists (`Z > 0`), on
-    /// the support of the positive weights, in `O(n²)`.
+    /// the support of the positive weights: `O(1)` when no arc is forbidden
+    /// ([`Graph::is_complete`]: the root's star is a tree), `O(n²)` otherwise.
     ///
     /// Multi-root: every word is reachable from the root. Single-root: some
     /// word `r` with a root arc reaches every word through word-to-word arcs.
@@ -275,6 +296,9 @@ impl<W: Scalar> Graph<W> {
     /// assert_eq!(g.spanning_tree(Rooting::Multi), Err(NoTree::Unreachable { word: 2 }));
     /// ```
     pub fn spanning_tree(&self, rooting: Rooting) -> std::result::Result<(), NoTree> {
+        if self.complete {
+            return Ok(());
+        }
         let n = self.n;
         let root_arcs: Vec<usize> = (1..=n).filter(|&m| self.is_allowed(0, m)).collect();
         if root_arcs.is_empty() {
@@ -415,6 +439,8 @@ impl Graph<f64> {
             labeled: self.labeled,
             potentials: Potentials::Scores,
             values,
+            // α θ is finite wherever θ is (α ≥ 0 finite): the support is kept.
+            complete: self.complete && alpha.is_finite(),
         }
     }
 }

@@ -75,7 +75,7 @@ pub fn arc_entries(rooting: Rooting, h: usize, m: usize) -> [Option<(usize, usiz
 
 /// `Σ_{(i,j,σ) ∈ arc_entries(h, m)} σ · M[j][i]`: the arc's share of
 /// `⟨Mᵀ, dL⟩`, or `∂Z/∂w_{hm}` when `M = adj L` (Jacobi). `O(1)`.
-fn read_entries<S: Scalar>(m_: &Matrix<S>, rooting: Rooting, h: usize, m: usize) -> S {
+pub(crate) fn read_entries<S: Scalar>(m_: &Matrix<S>, rooting: Rooting, h: usize, m: usize) -> S {
     let mut d = S::zero();
     for (i, j, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
         if sign > 0 {
@@ -126,6 +126,35 @@ pub fn weight_gradient_adjoint<S: Scalar>(seed: &Matrix<S>, rooting: Rooting) ->
         }
     }
     c
+}
+
+/// `Cᵀ` for `C = weight_gradient_adjoint(seed ⊙ weights)`, written
+/// transposed directly (what a solve `X Cᵀ` needs), skipping arcs of weight
+/// or seed zero. Cost `O(n²)`.
+pub(crate) fn weighted_adjoint_transposed<S: Scalar>(
+    seed: &Matrix<S>,
+    weights: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    let n = weights.rows() - 1;
+    let mut ct = Matrix::zeros(n, n);
+    for h in 0..=n {
+        for m in (1..=n).filter(|&m| m != h) {
+            let (s, w) = (&seed[(h, m)], &weights[(h, m)]);
+            if s.is_zero() || w.is_zero() {
+                continue;
+            }
+            let sw = s.clone() * w.clone();
+            for (i, j, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
+                if sign > 0 {
+                    ct[(i, j)] += &sw;
+                } else {
+                    ct[(i, j)] -= &sw;
+                }
+            }
+        }
+    }
+    ct
 }
 
 #[cfg(test)]

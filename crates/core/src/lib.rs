@@ -102,7 +102,7 @@ pub mod second_order;
 pub mod tree;
 
 pub use engine::{
-    Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared, WithTangent,
+    Certified, Dense, Eliminated, Engine, Factorization, Factors, PerLabel, Prepared, WithTangent,
 };
 pub use error::{ArcRef, Error, Inaccuracy, NoTree, Numerical, Result};
 pub use expectation::ArcFeatures;

@@ -89,6 +89,42 @@ impl<S: Scalar> Matrix<S> {
         Matrix::from_fn(n, n, |i, j| if i == j { S::one() } else { S::zero() })
     }
 
+    /// The product `self · other`, row by row (`out[i] += a[i][k] · b[k]`,
+    /// contiguous rows that the compiler vectorises for `f64`), skipping
+    /// zero entries of `self`. `O(rows · cols · other.cols)`.
+    ///
+    /// # Panics
+    /// If the inner dimensions differ (a programming error).
+    ///
+    /// ```
+    /// use spantree_core::Matrix;
+    /// let a = Matrix::from_row_major(2, 2, vec![1.0, 2.0, 3.0, 4.0]);
+    /// let b = Matrix::from_row_major(2, 1, vec![5.0, 6.0]);
+    /// assert_eq!(a.matmul(&b).into_vec(), vec![17.0, 39.0]);
+    /// ```
+    pub fn matmul(&self, other: &Matrix<S>) -> Matrix<S> {
+        assert_eq!(self.cols, other.rows, "inner dimensions differ");
+        let mut out = Matrix::zeros(self.rows, other.cols);
+        if other.cols == 0 {
+            return out;
+        }
+        for (row, a_row) in out
+            .data
+            .chunks_exact_mut(other.cols)
+            .zip(self.data.chunks_exact(self.cols.max(1)))
+        {
+            for (a, b_row) in a_row.iter().zip(other.data.chunks_exact(other.cols)) {
+                if a.is_zero() {
+                    continue;
+                }
+                for (o, b) in row.iter_mut().zip(b_row) {
+                    *o += a.clone() * b.clone();
+                }
+            }
+        }
+        out
+    }
+
     /// The transpose.
     pub fn transpose(&self) -> Self {
         Matrix::from_fn(self.cols, self.rows, |i, j| self[(j, i)].clone())

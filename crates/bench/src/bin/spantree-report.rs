@@ -68,9 +68,37 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// The per-sentence speed table (ops against their bare kernels, µs,
+    /// medians) and, with `--corpus`, the whole-corpus time; markdown on
+    /// standard output.
+    Speed {
+        /// Sentence lengths, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = spantree_bench::speed::SIZES)]
+        sizes: Vec<usize>,
+        /// Timing groups per cell (the median is reported).
+        #[arg(long, default_value_t = 11)]
+        groups: usize,
+        /// Treebank directory: time entropy + gradient of every sentence
+        /// of its test sets on 1 and 2 threads.
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+        /// Base seed.
+        #[arg(long, default_value_t = 2021)]
+        seed: u64,
+    },
 }
 
 fn main() -> ExitCode {
+    let command = Cli::parse().command;
+    if let Command::Speed {
+        sizes,
+        groups,
+        corpus,
+        seed,
+    } = command
+    {
+        return speed(&sizes, groups, corpus.as_deref(), seed);
+    }
     let Command::Reproduce {
         treebanks,
         out,
@@ -86,7 +114,10 @@ fn main() -> ExitCode {
         adjugate_n,
         seed,
         quiet,
-    } = Cli::parse().command;
+    } = command
+    else {
+        unreachable!("handled above")
+    };
     let mut opts = Options::new(treebanks, out);
     opts.max_sentences = max_sentences;
     opts.ge_max_sentences = ge_max_sentences;
@@ -110,4 +141,73 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed: u64) -> ExitCode {
+    use spantree_bench::report::data::{load_treebanks, sentence_seed, ScoreModel};
+    use spantree_bench::speed;
+    let rows: Vec<speed::Measured> = sizes
+        .iter()
+        .map(|&n| {
+            eprintln!("n = {n}");
+            speed::measure(n, groups, seed + n as u64)
+        })
+        .collect();
+    println!("{}", speed::markdown(&rows));
+    for n in [36, 100] {
+        let (eliminated, dense) = speed::elimination_against_dense(n, -40.0, groups, seed);
+        println!(
+            "Root scores −40 (the elimination), n = {n}: ln Z + marginals on accurate {} µs, \
+             against {} µs on the dense path (log, unshifted): {:.2}×.\n",
+            (eliminated * 1e6).round(),
+            (dense * 1e6).round(),
+            eliminated / dense
+        );
+    }
+    let Some(dir) = corpus else {
+        return ExitCode::SUCCESS;
+    };
+    let banks = match load_treebanks(dir) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("spantree-report: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // A fixed random model: N(0, 1) noise, gold arcs +3.
+    let model = ScoreModel {
+        sigma: 1.0,
+        bonus: 3.0,
+        seed,
+    };
+    let graphs: Vec<spantree_core::Graph> = banks
+        .iter()
+        .enumerate()
+        .flat_map(|(b, bank)| {
+            bank.sentences
+                .iter()
+                .enumerate()
+                .map(move |(k, s)| model.graph(&s.heads(), sentence_seed(seed, b, k)))
+        })
+        .collect();
+    let words: usize = graphs.iter().map(spantree_core::Graph::n).sum();
+    println!(
+        "\nWhole corpus: {} sentences, {} words, {} treebanks; entropy + gradient, accurate, single-root.\n",
+        graphs.len(),
+        words,
+        banks.len()
+    );
+    println!("| threads | ms (median of 5) |\n|---|---|");
+    for threads in [1, 2] {
+        let mut t: Vec<f64> = (0..5)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                std::hint::black_box(speed::corpus_pass(&graphs, threads));
+                start.elapsed().as_secs_f64()
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        println!("| {threads} | {:.1} |", t[2] * 1e3);
+    }
+    ExitCode::SUCCESS
 }

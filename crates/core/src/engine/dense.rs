@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
-use crate::laplacian::{laplacian, weight_gradient};
+use crate::laplacian::{laplacian, read_entries, weight_gradient, weighted_adjoint_transposed};
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
@@ -84,6 +84,35 @@ impl<F: Factorization> Factors for Dense<F> {
 
     fn adjugate(&self) -> Matrix<F::Scalar> {
         self.lu.adjugate()
+    }
+
+    /// `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))` with `Cᵀ` built transposed
+    /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `X Cᵀ X` by
+    /// [`Factorization::inverse_sandwich`] (one solve with `n` right-hand
+    /// sides and one product by default), and the
+    /// `O(n²)` glue reading `X` and `Y X` in place: no transposes, no
+    /// intermediate `(n+1) × (n+1)` matrices. `O(n³)`.
+    fn marginals_vjp(&self, seed: &Matrix<F::Scalar>) -> Result<Matrix<F::Scalar>, Numerical> {
+        let x = self.inverse()?;
+        let w = &self.weights;
+        let rooting = self.rooting;
+        let xcx = self
+            .lu
+            .inverse_sandwich(x, weighted_adjoint_transposed(seed, w, rooting))?;
+        let n1 = w.rows();
+        let mut v = Matrix::zeros(n1, n1);
+        for h in 0..n1 {
+            for m in (1..n1).filter(|&m| m != h) {
+                let wk = &w[(h, m)];
+                if wk.is_zero() {
+                    continue;
+                }
+                let mut d = seed[(h, m)].clone() * read_entries(x, rooting, h, m);
+                d -= &read_entries(&xcx, rooting, h, m);
+                v[(h, m)] = d * wk.clone();
+            }
+        }
+        Ok(v)
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names

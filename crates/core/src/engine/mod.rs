@@ -10,7 +10,9 @@
 //!   marginals from its inverse (Koo et al. 2007);
 //! * [`Eliminated`]: the cancellation-free elimination of the graph weights
 //!   ([`crate::elimination`]), with a dense factorisation on the side for
-//!   what the elimination does not answer yet.
+//!   what the elimination does not answer yet;
+//! * [`Certified`]: a dense factorisation where its own `O(n²)` check
+//!   certifies it, the elimination elsewhere (the default engine's).
 //!
 //! Preparation is the engine's own policy: an engine either takes the
 //! weights as given ([`Prepared::as_given`], exact and unstabilised engines)
@@ -22,10 +24,12 @@
 //! preparation and one of the two [`Factors`]; a new *kind* of answer (a
 //! batched engine, say) implements [`Factors`].
 
+mod certified;
 mod dense;
 mod eliminated;
 mod prepared;
 
+pub use certified::{Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS};
 pub use dense::Dense;
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
@@ -235,6 +239,22 @@ pub trait Factorization: Send + Sync {
     /// `A` is singular, `O(n³)`. By Jacobi's formula
     /// `∂ det A / ∂A[i][j] = adj(A)[j][i]`.
     fn adjugate(&self) -> Matrix<Self::Scalar>;
+
+    /// `X B X` for `X = A⁻¹` (given, as formed by [`Factorization::inverse`])
+    /// and any `n × n` matrix `B`: reverse mode through `A⁻¹` reads it. By
+    /// default one solve `A⁻¹ B` and one product with `X`, `4n³` flops;
+    /// engines override it with their own kernels.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] when `A` is singular.
+    fn inverse_sandwich(
+        &self,
+        x: &Matrix<Self::Scalar>,
+        mut b: Matrix<Self::Scalar>,
+    ) -> std::result::Result<Matrix<Self::Scalar>, Numerical> {
+        self.solve(&mut b)?;
+        Ok(b.matmul(x))
+    }
 
     /// An a-posteriori estimate of the absolute error of `ln |det A|` from
     /// the pivots and the original matrix, `O(n²)`; `0` (the default) for

@@ -124,6 +124,18 @@ pub struct Prepared<S> {
     pub(crate) shares: Option<PerLabel<S>>,
 }
 
+impl<S> Prepared<S> {
+    /// The prepared weights, `(n+1) × (n+1)`.
+    pub fn weights(&self) -> &Matrix<S> {
+        &self.weights
+    }
+
+    /// `Σ_m c_m`: `ln Z = ln det L(w) + Σ_m c_m` (`0` when as given).
+    pub fn ln_scale(&self) -> f64 {
+        self.ln_scale
+    }
+}
+
 impl<S: FromScore> Prepared<S> {
     /// The weights as given, converted by `convert` (weights) or as `e^θ`
     /// (scores; [`FromScore::from_score`] where the type has its own
@@ -147,7 +159,11 @@ impl<S: FromScore> Prepared<S> {
                         total
                     }
                     Potentials::Scores => {
-                        let lw = graph.log_weight(h, m);
+                        // One score is its own log-weight: one exponential.
+                        let lw = match graph.values(h, m) {
+                            [one] => one.to_f64(),
+                            _ => graph.log_weight(h, m),
+                        };
                         match own_weight::<S, W>(graph.values(h, m)) {
                             Some(w) => w,
                             None if lw.exp().is_finite() => S::from_f64(lw.exp()),
@@ -181,6 +197,30 @@ impl<S: FromScore> Prepared<S> {
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
         let mut shift = vec![0.0; n + 1];
+        if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
+            // One score per arc: its own log-weight, so one exponential per
+            // arc, `e^{θ − c_m}` to a few ulps.
+            for m in 1..=n {
+                let score = |h: usize| graph.values(h, m)[0].to_f64();
+                let c = (0..=n)
+                    .filter(|&h| h != m)
+                    .map(score)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if c == f64::NEG_INFINITY {
+                    continue;
+                }
+                shift[m] = c;
+                for h in (0..=n).filter(|&h| h != m) {
+                    weights[(h, m)] = S::from_f64(exp_difference(score(h), c));
+                }
+            }
+            return Prepared {
+                weights,
+                ln_scale: shift.iter().sum(),
+                shift,
+                shares: None,
+            };
+        }
         for m in 1..=n {
             let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
             let c = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);

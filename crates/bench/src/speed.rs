@@ -1,0 +1,434 @@
+//! The per-sentence speed table: every op a user calls, timed per sentence
+//! on the default and the dense engines, next to the bare kernels it cannot
+//! avoid (the exponentials of the scores, the LU of the Laplacian, its
+//! inverse, two `n × n` solves), in one run, so that the ratio op ÷ kernel
+//! says how much time goes to anything but the factorisations.
+//!
+//! Shared by the `speed` criterion bench and `spantree-report speed`.
+
+use std::hint::black_box;
+
+use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, SolveCore};
+use faer::{Conj, Mat};
+use spantree_core::{ArcFeatures, Engine, Factorization, Graph, Matrix, Model, Rooting};
+use spantree_faer::Lu;
+
+use crate::{normal_graph, sparse_features};
+
+/// The sentence lengths of the table.
+pub const SIZES: [usize; 6] = [10, 20, 36, 50, 100, 200];
+
+/// The standard deviation of the scores: `N(0, 2²)`, inputs that dense LU
+/// holds (no elimination needed).
+pub const SIGMA: f64 = 2.0;
+
+/// One operation a user calls, per sentence (the model is built inside:
+/// validation, preparation and factorisation are part of the call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `ln Z`.
+    LogZ,
+    /// `ln Z` and every arc marginal.
+    LogZMarginals,
+    /// The entropy `H(p)`.
+    Entropy,
+    /// `∇_θ H(p)`.
+    GradEntropy,
+    /// The gradient of the GE objective (20 sparse features).
+    GradGe,
+    /// `KL(p ‖ q)`, two models.
+    Kl,
+}
+
+impl Op {
+    /// Every op, in table order.
+    pub const ALL: [Op; 6] = [
+        Op::LogZ,
+        Op::LogZMarginals,
+        Op::Entropy,
+        Op::GradEntropy,
+        Op::GradGe,
+        Op::Kl,
+    ];
+
+    /// The op's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::LogZ => "log_z",
+            Op::LogZMarginals => "log_z+marginals",
+            Op::Entropy => "entropy",
+            Op::GradEntropy => "grad_entropy",
+            Op::GradGe => "grad_ge",
+            Op::Kl => "kl",
+        }
+    }
+
+    /// The bare kernel the op needs: its dense factorisations and nothing else.
+    pub fn kernel(self) -> Kernel {
+        match self {
+            Op::LogZ => Kernel::ExpLu,
+            Op::LogZMarginals | Op::Entropy => Kernel::ExpLuInverse,
+            Op::GradEntropy | Op::GradGe => Kernel::ExpLuInverseSolves,
+            Op::Kl => Kernel::TwoExpLuInverse,
+        }
+    }
+}
+
+/// A bare kernel: what any implementation must pay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `e^θ` of every arc, the Laplacian, its LU.
+    ExpLu,
+    /// … and the inverse.
+    ExpLuInverse,
+    /// … and two solves with `n` right-hand sides (`X C X` of reverse mode).
+    ExpLuInverseSolves,
+    /// `ExpLuInverse` for `p` plus `ExpLu` for `q` (KL).
+    TwoExpLuInverse,
+}
+
+impl Kernel {
+    /// Every kernel, in table order.
+    pub const ALL: [Kernel; 4] = [
+        Kernel::ExpLu,
+        Kernel::ExpLuInverse,
+        Kernel::ExpLuInverseSolves,
+        Kernel::TwoExpLuInverse,
+    ];
+
+    /// The kernel's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::ExpLu => "exp+lu",
+            Kernel::ExpLuInverse => "exp+lu+inv",
+            Kernel::ExpLuInverseSolves => "exp+lu+inv+2solves",
+            Kernel::TwoExpLuInverse => "2exp+2lu+inv",
+        }
+    }
+}
+
+/// Which LU the bare kernel calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelEngine {
+    /// faer's `PartialPivLu` called directly.
+    Faer,
+    /// `spantree_faer::Lu` (the plain LU below its crossover).
+    Spantree,
+}
+
+/// The inputs of one size: `p` and `q` with `N(0, 2²)` scores, the scores
+/// of `p` as a dense matrix for the kernels, GE features and targets.
+pub struct Inputs {
+    /// The sentence length.
+    pub n: usize,
+    /// The graph of `p`.
+    pub p: Graph,
+    /// The graph of `q` (KL).
+    pub q: Graph,
+    /// The scores of `p`, `(n+1) × (n+1)`, `−∞` off the arcs.
+    pub scores: Matrix<f64>,
+    /// The scores of `q`.
+    pub q_scores: Matrix<f64>,
+    /// 20 sparse binary features.
+    pub features: ArcFeatures<f64>,
+    /// GE targets.
+    pub targets: Vec<f64>,
+}
+
+impl Inputs {
+    /// Seeded inputs for `n` words.
+    pub fn new(n: usize, seed: u64) -> Inputs {
+        let p = normal_graph(n, SIGMA, seed);
+        let q = normal_graph(n, SIGMA, seed + 1);
+        let scores = score_matrix(&p);
+        let q_scores = score_matrix(&q);
+        Inputs {
+            n,
+            p,
+            q,
+            scores,
+            q_scores,
+            features: sparse_features(n, 20, seed + 2),
+            targets: vec![0.5; 20],
+        }
+    }
+}
+
+fn score_matrix(g: &Graph) -> Matrix<f64> {
+    let n = g.n();
+    Matrix::from_fn(n + 1, n + 1, |h, m| {
+        if m == 0 || h == m {
+            f64::NEG_INFINITY
+        } else {
+            *g.value(h, m, 0)
+        }
+    })
+}
+
+/// Runs `op` once on `engine`, single-root; returns a number so that
+/// nothing is optimised away.
+///
+/// # Panics
+/// If the op fails (the generated inputs are valid and well conditioned).
+pub fn run_op<E: Engine<Scalar = f64>>(engine: &E, op: Op, i: &Inputs) -> f64 {
+    let model = || Model::new(engine.clone(), &i.p, Rooting::Single).expect("valid graph");
+    match op {
+        Op::LogZ => model().log_partition().expect("ln Z"),
+        Op::LogZMarginals => {
+            let m = model();
+            m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+        }
+        Op::Entropy => model().entropy().expect("entropy"),
+        Op::GradEntropy => model().grad_entropy().expect("gradient")[0][(0, 1)],
+        Op::GradGe => model()
+            .grad_ge_objective(&i.features, &i.targets)
+            .expect("gradient")[0][(0, 1)],
+        Op::Kl => {
+            let q = Model::new(engine.clone(), &i.q, Rooting::Single).expect("valid graph");
+            match model().kl_divergence(&q).expect("KL") {
+                spantree_core::Divergence::Finite(x) => x,
+                spantree_core::Divergence::Infinite { .. } => f64::INFINITY,
+            }
+        }
+    }
+}
+
+/// `e^{θ − c_m}` column by column and the single-root Laplacian, row-major `n × n`.
+fn laplacian_of(scores: &Matrix<f64>) -> Matrix<f64> {
+    let n1 = scores.rows();
+    let mut w = Matrix::zeros(n1, n1);
+    for m in 1..n1 {
+        let c = (0..n1)
+            .map(|h| scores[(h, m)])
+            .fold(f64::NEG_INFINITY, f64::max);
+        for h in 0..n1 {
+            w[(h, m)] = (scores[(h, m)] - c).exp();
+        }
+    }
+    spantree_core::laplacian::laplacian(&w, Rooting::Single)
+}
+
+/// Runs the bare `kernel` once on `engine`.
+pub fn run_kernel(kernel: Kernel, engine: KernelEngine, i: &Inputs) -> f64 {
+    let one = |scores: &Matrix<f64>, inverse: bool, solves: bool| -> f64 {
+        let l = laplacian_of(scores);
+        let n = l.rows();
+        match engine {
+            KernelEngine::Faer => {
+                let a = Mat::from_fn(n, n, |r, c| l[(r, c)]);
+                let lu = PartialPivLu::new(a.as_ref());
+                let mut out = lu.U()[(0, 0)];
+                if inverse {
+                    let x = lu.inverse();
+                    out += x[(0, 0)];
+                    if solves {
+                        let mut b = x.clone();
+                        lu.solve_in_place_with_conj(Conj::No, b.as_mut());
+                        lu.solve_transpose_in_place_with_conj(Conj::No, b.as_mut());
+                        out += b[(0, 0)];
+                    }
+                }
+                out
+            }
+            KernelEngine::Spantree => {
+                let lu = Lu::new(l);
+                let mut out = lu.pivots()[0];
+                if inverse {
+                    let x = lu.inverse().expect("nonsingular");
+                    out += x[(0, 0)];
+                    if solves {
+                        let mut b = x.clone();
+                        lu.solve(&mut b).expect("nonsingular");
+                        lu.solve_transpose(&mut b).expect("nonsingular");
+                        out += b[(0, 0)];
+                    }
+                }
+                out
+            }
+        }
+    };
+    match kernel {
+        Kernel::ExpLu => one(&i.scores, false, false),
+        Kernel::ExpLuInverse => one(&i.scores, true, false),
+        Kernel::ExpLuInverseSolves => one(&i.scores, true, true),
+        Kernel::TwoExpLuInverse => one(&i.scores, true, false) + one(&i.q_scores, false, false),
+    }
+}
+
+/// The median time of one call of `f` in seconds: calls are grouped so that
+/// a group lasts at least about a millisecond, and the median of `groups`
+/// groups is divided by the group size.
+pub fn median_time<T>(groups: usize, mut f: impl FnMut() -> T) -> f64 {
+    let start = std::time::Instant::now();
+    black_box(f());
+    let once = start.elapsed().as_secs_f64().max(1e-8);
+    let per_group = ((1e-3 / once).ceil() as usize).clamp(1, 100_000);
+    let mut samples: Vec<f64> = (0..groups.max(1))
+        .map(|_| {
+            let start = std::time::Instant::now();
+            for _ in 0..per_group {
+                black_box(f());
+            }
+            start.elapsed().as_secs_f64() / per_group as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// The engines of the table: the default and the two dense ones.
+pub const ENGINES: [&str; 3] = ["accurate", "log", "f64"];
+
+/// One measured size: per op the median time on each of [`ENGINES`], per
+/// kernel the median time through faer and through `spantree_faer::Lu`.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// The sentence length.
+    pub n: usize,
+    /// `(op, [seconds per engine])`.
+    pub ops: Vec<(Op, [f64; 3])>,
+    /// `(kernel, faer seconds, spantree seconds)`.
+    pub kernels: Vec<(Kernel, f64, f64)>,
+}
+
+impl Measured {
+    /// The bare kernel's time: the faster of the two LUs.
+    pub fn kernel(&self, k: Kernel) -> f64 {
+        self.kernels
+            .iter()
+            .find(|r| r.0 == k)
+            .map_or(f64::NAN, |r| r.1.min(r.2))
+    }
+}
+
+/// Times every op on every engine and every kernel at `n`, with `groups`
+/// timing groups each (medians).
+pub fn measure(n: usize, groups: usize, seed: u64) -> Measured {
+    use spantree_faer::{Accurate, ShiftedF64, F64};
+    let i = Inputs::new(n, seed);
+    let kernels = Kernel::ALL
+        .iter()
+        .map(|&k| {
+            (
+                k,
+                median_time(groups, || run_kernel(k, KernelEngine::Faer, &i)),
+                median_time(groups, || run_kernel(k, KernelEngine::Spantree, &i)),
+            )
+        })
+        .collect();
+    let ops = Op::ALL
+        .iter()
+        .map(|&op| {
+            (
+                op,
+                [
+                    median_time(groups, || run_op(&Accurate, op, &i)),
+                    median_time(groups, || run_op(&ShiftedF64, op, &i)),
+                    median_time(groups, || run_op(&F64, op, &i)),
+                ],
+            )
+        })
+        .collect();
+    Measured { n, ops, kernels }
+}
+
+fn micros(s: f64) -> String {
+    let us = s * 1e6;
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else if us >= 10.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.2}")
+    }
+}
+
+/// The two markdown tables: ops against their kernels, and the kernels
+/// through faer and through `spantree_faer::Lu` (µs per sentence, medians).
+pub fn markdown(rows: &[Measured]) -> String {
+    let mut s = String::from(
+        "| n | op | accurate µs | log µs | f64 µs | kernel | kernel µs | accurate ÷ kernel | log ÷ kernel | f64 ÷ kernel |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        for (op, t) in &r.ops {
+            let k = r.kernel(op.kernel());
+            s += &format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} |\n",
+                r.n,
+                op.name(),
+                micros(t[0]),
+                micros(t[1]),
+                micros(t[2]),
+                op.kernel().name(),
+                micros(k),
+                t[0] / k,
+                t[1] / k,
+                t[2] / k
+            );
+        }
+    }
+    s += "\n| n | kernel | faer µs | spantree `Lu` µs |\n|---|---|---|---|\n";
+    for r in rows {
+        for (k, faer, ours) in &r.kernels {
+            s += &format!(
+                "| {} | {} | {} | {} |\n",
+                r.n,
+                k.name(),
+                micros(*faer),
+                micros(*ours)
+            );
+        }
+    }
+    s
+}
+
+/// Entropy and its gradient for every graph, on `threads` worker threads
+/// (rayon, one sentence per task), default engine, single-root; returns the
+/// sum of the entropies.
+///
+/// # Panics
+/// If a sentence fails or the pool cannot start.
+pub fn corpus_pass(graphs: &[Graph], threads: usize) -> f64 {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    pool.install(|| {
+        graphs
+            .par_iter()
+            .map(|g| {
+                let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
+                let h = m.entropy().expect("entropy");
+                h + m.grad_entropy().expect("gradient")[0][(0, 1)]
+            })
+            .sum()
+    })
+}
+
+/// Inputs that need the elimination: `p`'s root scores shifted by `shift`
+/// (`−40`: dense LU is refused). Returns the median time of `ln Z` plus
+/// marginals on the default engine there, and on `ShiftedF64` for the
+/// unshifted graph (the dense path), in seconds.
+pub fn elimination_against_dense(n: usize, shift: f64, groups: usize, seed: u64) -> (f64, f64) {
+    let i = Inputs::new(n, seed);
+    let rows: Vec<Vec<f64>> = (0..=n)
+        .map(|h| {
+            (0..=n)
+                .map(|m| i.scores[(h, m)] + if h == 0 { shift } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let shifted = Graph::from_scores(&rows).expect("valid scores");
+    let marginals = |engine: &dyn Fn(&Graph) -> f64, g: &Graph| median_time(groups, || engine(g));
+    let accurate = |g: &Graph| {
+        let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
+        m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+    };
+    let dense = |g: &Graph| {
+        let m = Model::new(spantree_faer::ShiftedF64, g, Rooting::Single).expect("valid");
+        m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+    };
+    (marginals(&accurate, &shifted), marginals(&dense, &i.p))
+}
