@@ -45,8 +45,8 @@ pub struct TrainArgs {
     /// L2 strength.
     #[arg(long, default_value_t = 1e-5)]
     pub l2: f64,
-    /// Hash width: 2^bits arc weights.
-    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(8..=28))]
+    /// Hash width: 2^bits arc weights (at most 26: 512 MiB).
+    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(8..=26))]
     pub bits: u32,
     /// GE: how many sentences (the first in the file) keep their trees.
     #[arg(long, default_value_t = 100)]

@@ -11,7 +11,7 @@
 //!   "objective": "crf",                // crf | hinge | perceptron | ge (informative)
 //!   "structure": "nonprojective",      // decoder: nonprojective (MST) | projective (Eisner)
 //!   "rooting": "single",               // single | multi
-//!   "bits": 21,                        // arc weights: 2^bits hashed slots
+//!   "bits": 21,                        // arc weights: 2^bits hashed slots (1..=MAX_BITS)
 //!   "arc_weights": [[index, value], …],   // non-zero slots only
 //!   "label_bits": 18,                  // label weights: 2^label_bits slots
 //!   "labels": ["acl", "advcl", …],     // relation names, sorted
@@ -33,6 +33,11 @@ use crate::Sentence;
 
 /// The model-file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
+
+/// The widest hash a model file may declare, for arcs and labels alike:
+/// `2^26` weights are 512 MiB in memory, so a hostile file cannot make the
+/// reader allocate more (the default is 21 bits, 16 MiB).
+pub const MAX_BITS: u32 = 26;
 const FORMAT_NAME: &str = "spantree-parser";
 
 #[derive(Serialize, Deserialize)]
@@ -193,10 +198,10 @@ impl Parser {
         }
         let f: File = serde_json::from_str(text).map_err(bad)?;
         for (what, bits) in [("bits", f.bits), ("label_bits", f.label_bits)] {
-            if !(1..=30).contains(&bits) {
+            if !(1..=MAX_BITS).contains(&bits) {
                 return Err(ParserError::BadModel {
                     path: path.to_string(),
-                    message: format!("{what} = {bits} is outside 1..=30"),
+                    message: format!("{what} = {bits} is outside 1..={MAX_BITS}"),
                 });
             }
         }
@@ -212,5 +217,44 @@ impl Parser {
                 w: dense(f.label_bits, &f.label_weights, path)?,
             },
         })
+    }
+}
+
+/// The property the fuzz target `model` (in `fuzz/`) checks on any text, and
+/// the regular tests replay on the stored corpus: [`Parser::from_json`]
+/// returns (no panic, at most `2^MAX_BITS` weights allocated); an error has
+/// a message; a model it accepts parses a fixed three-word sentence into
+/// one head in `0..=3` (not the word itself) and one relation per word, or
+/// refuses it with a typed error. `O(length + 2^bits)`.
+///
+/// # Errors
+/// A description of the violated property.
+///
+/// ```
+/// assert!(spantree_parser::model::check("{}").is_ok()); // an error is fine
+/// ```
+pub fn check(text: &str) -> std::result::Result<(), String> {
+    const SENTENCE: &str = "1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t_\t_\n\
+                            2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_\n\
+                            3\tloudly\tloudly\tADV\t_\t_\t2\tadvmod\t_\t_\n\n";
+    let parser = match Parser::from_json(text, "fuzz") {
+        Ok(parser) => parser,
+        Err(e) if e.to_string().is_empty() => return Err(format!("an empty message: {e:?}")),
+        Err(_) => return Ok(()),
+    };
+    let sentences = spantree_conllu::parse(SENTENCE).map_err(|e| e.to_string())?;
+    match parser.parse(&sentences[0]) {
+        Ok((heads, labels)) => {
+            let n = heads.len();
+            if n != 3 || labels.len() != 3 {
+                return Err(format!("{n} heads and {} labels for 3 words", labels.len()));
+            }
+            match heads.iter().enumerate().find(|&(i, &h)| h > n || h == i + 1) {
+                Some((i, h)) => Err(format!("word {} gets head {h}", i + 1)),
+                None => Ok(()),
+            }
+        }
+        Err(e) if e.to_string().is_empty() => Err(format!("an empty message: {e:?}")),
+        Err(_) => Ok(()),
     }
 }

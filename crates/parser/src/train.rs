@@ -192,7 +192,8 @@ fn sentence_loss(item: &Item, w: &[f64], config: &TrainConfig) -> Result<Sentenc
 ///
 /// # Errors
 /// [`ParserError::NoData`] without a usable sentence;
-/// [`ParserError::Unsupported`] for GE with the projective structure.
+/// [`ParserError::Unsupported`] for GE with the projective structure, or
+/// for `bits` outside `1..=`[`MAX_BITS`](crate::model::MAX_BITS).
 pub fn train(
     train: &[Sentence],
     dev: &[Sentence],
@@ -200,6 +201,11 @@ pub fn train(
     mut on_epoch: impl FnMut(&EpochStats),
 ) -> Result<Trained> {
     let start = Instant::now();
+    if !(1..=crate::model::MAX_BITS).contains(&config.bits) {
+        return Err(ParserError::Unsupported {
+            what: "a hash width outside 1..=MAX_BITS (26) bits",
+        });
+    }
     if config.objective == Objective::Ge && config.structure == Structure::Projective {
         return Err(ParserError::Unsupported {
             what: "the GE objective with the projective structure",
