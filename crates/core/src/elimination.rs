@@ -143,6 +143,25 @@
 //! value `e^{s}` held as `s` in `f64` has a relative error of `|s| ε`, about
 //! `log₂ |shift|` bits at root shift `shift`.
 //!
+//! # Underflow and the orders of the limit
+//!
+//! The orders of the single-root limit depend only on *which* quantities are
+//! zero, so in exact arithmetic every elimination order agrees on them (the
+//! determinant does not depend on the order), and no leading term of the
+//! divide and conquer has a negative order when `Z_single > 0`. On `f64` a
+//! product of two non-zero numbers may underflow to zero in one elimination
+//! order and not in another; then the orders disagree, and a negative order
+//! (a "marginal above 1") can appear. Every such product is flagged: the
+//! checks compare the smallest product of a step with zero as well as with
+//! `f64`'s normal range (a zero product of non-zero factors is an
+//! underflow), and the caller reruns in log space, where nothing
+//! underflows. A negative order without such a flag is a
+//! [`Numerical::Singular`] error, never a term silently taken as zero.
+//! Weights that underflowed *before* the elimination (an arc more than ~708
+//! below the best arc into its word) are the preparation's business: the
+//! model refuses them with `Numerical::Underflow` when the trees through
+//! them may matter.
+//!
 //! ```
 //! use spantree_core::elimination::{marginals, Elimination};
 //! use spantree_core::{Matrix, Rooting};

@@ -153,7 +153,9 @@ impl<E: Engine> Model<E> {
                 Sign::Zero => f64::NEG_INFINITY,
                 _ => ln + self.prepared.ln_scale,
             };
-            if !(ln_z - bound >= f64::from(f64::MANTISSA_DIGITS) * std::f64::consts::LN_2) {
+            let margin = ln_z - bound;
+            if margin.is_nan() || margin < f64::from(f64::MANTISSA_DIGITS) * std::f64::consts::LN_2
+            {
                 return Err(Numerical::Underflow {
                     head: arc.head,
                     dependent: arc.dependent,
