@@ -36,20 +36,19 @@ fn scores_near_f64_max_are_a_numerical_error_not_an_infinite_log_z() {
     assert_eq!(spantree_api::check::arrays(&crasher), Ok(()));
 }
 
-/// `arrays`, open (`fuzz/artifacts/open/arrays-order-minus-1`): unlabeled
+/// `arrays`, `fuzz/artifacts/arrays/arrays-order-minus-1`: unlabeled
 /// single-root graphs whose scores mix `-∞`, the `exp` underflow threshold
-/// (`-745.2`) and small values make the `accurate` engine's elimination
-/// meet a leading term of order −1 in `at_zero` (a debug assertion in
-/// `spantree_core::elimination`: "a marginal above 1"); release builds
-/// return 0 for that term. Left to the core's elimination; run with
-/// `cargo test -- --ignored` once fixed, then move the file to
-/// `fuzz/artifacts/arrays/`.
+/// (`-745.2`) and small values. The best tree goes through an arc whose
+/// `f64` weight `e^{θ − c_m}` underflowed in the preparation: the engines
+/// returned `ln Z` without it (17.75 off), and the `accurate` engine's
+/// elimination met a leading term of order −1 (a debug assertion). Now a
+/// numerical error (`Numerical::Underflow`); the graph itself is checked
+/// against brute force in `spantree-core`'s `tests/underflow.rs`.
 #[test]
-#[ignore = "open: elimination order -1 in the accurate engine (spantree-core)"]
 fn mixed_underflow_scores_keep_the_elimination_orders_non_negative() {
     let crasher = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/artifacts/open/arrays-order-minus-1"),
+            .join("../../fuzz/artifacts/arrays/arrays-order-minus-1"),
     )
     .expect("the stored crasher");
     assert_eq!(spantree_api::check::arrays(&crasher), Ok(()));

@@ -29,8 +29,12 @@ use crate::Lu;
 /// pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
 /// marginal with a relative error of a few `n ε`, for any spread of scales
 /// within a column that `f64` can hold (shifted weights down to `e^{-708}`,
-/// i.e. scores down to 708 below their column's best), both rootings. Every
-/// derivative inherits that accuracy: the gradients (entropy,
+/// i.e. scores down to 708 below their column's best), both rootings. An
+/// arc further below has a weight that underflows: the model answers when
+/// the trees through such arcs weigh less than `2⁻⁵³ Z` (a bound from the
+/// scores) and refuses with `Numerical::Underflow` otherwise.
+///
+/// Every derivative inherits that accuracy: the gradients (entropy,
 /// cross-entropy, KL, attachment, GE, label-marginal VJPs) come from the
 /// elimination run on dual numbers, covariance from the Jacobian–vector
 /// route and pair marginals from conditioned marginals (see

@@ -143,6 +143,25 @@
 //! value `e^{s}` held as `s` in `f64` has a relative error of `|s| ε`, about
 //! `log₂ |shift|` bits at root shift `shift`.
 //!
+//! # Underflow and the orders of the limit
+//!
+//! The orders of the single-root limit depend only on *which* quantities are
+//! zero, so in exact arithmetic every elimination order agrees on them (the
+//! determinant does not depend on the order), and no leading term of the
+//! divide and conquer has a negative order when `Z_single > 0`. On `f64` a
+//! product of two non-zero numbers may underflow to zero in one elimination
+//! order and not in another; then the orders disagree, and a negative order
+//! (a "marginal above 1") can appear. Every such product is flagged: the
+//! checks compare the smallest product of a step with zero as well as with
+//! `f64`'s normal range (a zero product of non-zero factors is an
+//! underflow), and the caller reruns in log space, where nothing
+//! underflows. A negative order without such a flag is a
+//! [`Numerical::Singular`] error, never a term silently taken as zero.
+//! Weights that underflowed *before* the elimination (an arc more than ~708
+//! below the best arc into its word) are the preparation's business: the
+//! model refuses them with `Numerical::Underflow` when the trees through
+//! them may matter.
+//!
 //! ```
 //! use spantree_core::elimination::{marginals, Elimination};
 //! use spantree_core::{Matrix, Rooting};
@@ -408,14 +427,19 @@ impl<P: NonNegative> Leading<P> {
     }
 
     /// The value at `t = 0`: `value` for order `0`, zero for positive order.
-    /// Negative orders (unbounded as `t → 0`) never reach here for graphs with
-    /// a tree: they would mean a marginal above 1.
-    fn at_zero(&self) -> P {
-        debug_assert!(self.is_nil() || self.order >= 0, "order {}", self.order);
-        if self.order == 0 {
-            self.value.clone()
-        } else {
-            P::nil()
+    /// A negative order (unbounded as `t → 0`: a marginal above 1) is
+    /// impossible in exact arithmetic for a graph with a tree, since the
+    /// orders depend only on which quantities are zero; on `f64` it means
+    /// that a product underflowed to zero in one elimination order and not
+    /// in another. With `tiny` set (an underflow was seen, the caller reruns
+    /// in log space) the term is dropped; otherwise it is an error, never a
+    /// silent zero.
+    fn at_zero(&self, tiny: bool, pivot: usize) -> Result<P, Numerical> {
+        match self.order {
+            _ if self.is_nil() => Ok(P::nil()),
+            0 => Ok(self.value.clone()),
+            o if o > 0 || tiny => Ok(P::nil()),
+            _ => Err(Numerical::Singular { pivot }),
         }
     }
 }
@@ -539,7 +563,9 @@ impl<P: NonNegative> Work<P> {
                 }
             }
             if let (Some((l, _)), Some(y)) = (l_min, y_min) {
-                self.tiny |= l.times(y).is_extreme();
+                // Both factors are non-zero: a zero product underflowed.
+                let p = l.times(y);
+                self.tiny |= p.is_nil() || p.is_extreme();
             }
         }
         let root = &self.root[k];
@@ -553,6 +579,8 @@ impl<P: NonNegative> Work<P> {
         } else {
             root.over(&pivot)
         };
+        // ρ[k] ≠ 0 with a zero multiplier: ρ[k] / d_k underflowed.
+        self.tiny |= root_lower.is_nil() && !root.is_nil() && !pivot.is_nil();
         if !root_lower.is_nil() {
             self.tiny |= root_lower.value.is_extreme();
             for m in alive {
@@ -560,7 +588,8 @@ impl<P: NonNegative> Work<P> {
                 if !a.is_nil() {
                     let add = root_lower.times(&Leading::finite(a.clone()));
                     self.root[m] = self.root[m].plus(&add);
-                    self.tiny |= add.value.is_extreme() || self.root[m].value.is_extreme();
+                    self.tiny |=
+                        add.is_nil() || add.value.is_extreme() || self.root[m].value.is_extreme();
                 }
             }
         }
@@ -801,11 +830,16 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
             Rooting::Single => 1,
         },
     };
+    let root_nu = nu_root
+        .iter()
+        .enumerate()
+        .map(|(m, x)| x.times(&t).at_zero(tiny, m))
+        .collect::<Result<Vec<P>, Numerical>>()?;
     let grad = Matrix::from_fn(n + 1, n + 1, |h, m| {
         if m == 0 || h == m {
             P::nil()
         } else if h == 0 {
-            nu_root[m - 1].times(&t).at_zero()
+            root_nu[m - 1].clone()
         } else {
             nu[(h - 1) * n + m - 1].clone()
         }
@@ -1514,7 +1548,10 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
             }
             if !step.root_lower.is_nil() {
                 for (a, root) in acc.iter_mut().zip(&nu_root[keep.clone()]) {
-                    *a = a.plus(&step.root_lower.times(root).at_zero());
+                    // A negative order is an error unless an underflow was
+                    // seen (`Leading::at_zero`).
+                    let term = step.root_lower.times(root).at_zero(tiny, step.k)?;
+                    *a = a.plus(&term);
                 }
             }
             let dst = step.k * r + keep.start;
@@ -1543,7 +1580,9 @@ mod tests {
         assert_eq!(a.plus(&a).value, 4.0);
         assert_eq!(a.times(&b).order, 1);
         assert_eq!(b.over(&a).order, -1);
-        assert_eq!(a.at_zero(), 0.0);
+        assert_eq!(a.at_zero(false, 0), Ok(0.0));
+        assert_eq!(b.over(&a).at_zero(true, 0), Ok(0.0));
+        assert!(b.over(&a).at_zero(false, 0).is_err());
         assert!(Leading::<f64>::nil().plus(&a).order == 1);
     }
 

@@ -82,6 +82,17 @@ pub enum Numerical {
         /// The estimated correct bits of `ln Z` (`0..=53`).
         bits: u32,
     },
+    /// The `f64` weight `e^{θ − c_m}` of arc `head → dependent` fell below
+    /// `f64`'s normal range in the preparation (its score lies more than
+    /// about 708 below the best arc into `dependent`), and the trees through
+    /// such arcs may weigh more than one rounding of `Z`: no engine on
+    /// `f64` weights can answer. The exact or high-precision backends can.
+    Underflow {
+        /// The head of the arc (`0` the root).
+        head: usize,
+        /// Its dependent.
+        dependent: usize,
+    },
 }
 
 /// Why a dense factorisation lost accuracy ([`Numerical::Inaccurate`]).
@@ -125,6 +136,11 @@ impl fmt::Display for Numerical {
             Numerical::NotFinite => write!(
                 f,
                 "a result overflowed or became NaN; try the log or exact backend"
+            ),
+            Numerical::Underflow { head, dependent } => write!(
+                f,
+                "the weight of arc {head} -> {dependent} underflows f64 next to the best arc \
+                 into {dependent}, and the trees through it may matter; try the exact backend"
             ),
             Numerical::Inaccurate { cause, bits } => write!(
                 f,

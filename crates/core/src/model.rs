@@ -127,7 +127,9 @@ impl<E: Engine> Model<E> {
     /// [`Error::Numerical`] when the factorisation is singular or negative
     /// although trees exist (rounding), or the result is not finite;
     /// [`Numerical::Inaccurate`] when a dense factorisation's own estimate of
-    /// its error exceeds [`LN_Z_TOLERANCE`] (use a cancellation-free engine).
+    /// its error exceeds [`LN_Z_TOLERANCE`] (use a cancellation-free engine);
+    /// [`Numerical::Underflow`] when the weight of an arc underflowed in
+    /// `f64` and the trees through such arcs may weigh more than `2⁻⁵³ Z`.
     ///
     /// ```
     /// use spantree_core::{Graph, Model, Rooting};
@@ -143,6 +145,24 @@ impl<E: Engine> Model<E> {
             return Ok(f64::NEG_INFINITY);
         }
         let (sign, ln) = self.factors.ln_abs_det();
+        // Arcs whose f64 weight underflowed: Z of the prepared weights misses
+        // at most e^{bound} (a bound on the trees through them); refuse
+        // unless that is below one rounding of Z.
+        if let Some((arc, bound)) = self.prepared.lost {
+            let ln_z = match sign {
+                Sign::Zero => f64::NEG_INFINITY,
+                _ => ln + self.prepared.ln_scale,
+            };
+            let margin = ln_z - bound;
+            if margin.is_nan() || margin < f64::from(f64::MANTISSA_DIGITS) * std::f64::consts::LN_2
+            {
+                return Err(Numerical::Underflow {
+                    head: arc.head,
+                    dependent: arc.dependent,
+                }
+                .into());
+            }
+        }
         if sign == Sign::Zero {
             return Err(self.singular().into());
         }

@@ -122,6 +122,50 @@ pub struct Prepared<S> {
     pub(crate) shift: Vec<f64>,
     pub(crate) ln_scale: f64,
     pub(crate) shares: Option<PerLabel<S>>,
+    /// The arc whose weight, formed in `f64` as `e^{θ − c_m}`, fell below
+    /// `f64`'s normal range (zero or subnormal: lost, in whole or in part),
+    /// with the largest true `θ − c_m` among such arcs, and the bound of
+    /// [`lost_mass_ln`] on `ln` of the weight of the trees through such
+    /// arcs; `None` when every allowed arc kept its weight.
+    pub(crate) lost: Option<(LostArc, f64)>,
+}
+
+/// An allowed arc whose `f64` weight underflowed in the preparation: arc
+/// `head → dependent`, of true shifted log-weight `gap = θ − c_m` (below
+/// `ln 2⁻¹⁰²²`, about `−708.4`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LostArc {
+    pub(crate) head: usize,
+    pub(crate) dependent: usize,
+    pub(crate) gap: f64,
+}
+
+impl LostArc {
+    /// Keeps the arc of larger `gap` (the worse loss).
+    fn worse(this: Option<LostArc>, other: LostArc) -> Option<LostArc> {
+        match this {
+            Some(a) if a.gap >= other.gap => Some(a),
+            _ => Some(other),
+        }
+    }
+}
+
+/// Whether an `f64` weight of an allowed arc lost bits to underflow.
+fn underflowed(w: f64) -> bool {
+    w < f64::MIN_POSITIVE
+}
+
+/// An upper bound on `ln` of the total weight, in the units of `ln Z`, of
+/// the trees through the arcs whose `f64` weight underflowed (`lost`, the
+/// one of largest `gap`), given `columns = Σ_m c_m`, `c_m` the largest
+/// log-weight into word `m`. Every tree through such an arc `h → m` weighs
+/// at most `e^{θ(h→m)} Π_{m' ≠ m} e^{c_{m'}} = e^{gap + Σ c}`, and there
+/// are at most `(n+1)^{n−1}` trees (Cayley), so the weight the preparation
+/// lost or rounded is below `e^{gap + Σ c + (n−1) ln(n+1)}`. `O(1)`.
+fn lost_mass_ln(lost: Option<LostArc>, columns: f64, n: usize) -> Option<(LostArc, f64)> {
+    let lost = lost?;
+    let trees = (n as f64 - 1.0).max(0.0) * (n as f64 + 1.0).ln();
+    Some((lost, lost.gap + columns + trees))
 }
 
 impl<S> Prepared<S> {
@@ -148,7 +192,14 @@ impl<S: FromScore> Prepared<S> {
     pub fn as_given<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Result<Self> {
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
+        let (mut lost, mut columns) = (None, 0.0);
         for m in 1..=n {
+            let c = (0..=n)
+                .map(|h| graph.log_weight(h, m))
+                .fold(f64::NEG_INFINITY, f64::max);
+            if c.is_finite() {
+                columns += c;
+            }
             for h in (0..=n).filter(|&h| graph.is_allowed(h, m)) {
                 weights[(h, m)] = match graph.potentials() {
                     Potentials::Weights => {
@@ -166,7 +217,17 @@ impl<S: FromScore> Prepared<S> {
                         };
                         match own_weight::<S, W>(graph.values(h, m)) {
                             Some(w) => w,
-                            None if lw.exp().is_finite() => S::from_f64(lw.exp()),
+                            None if lw.exp().is_finite() => {
+                                if underflowed(lw.exp()) {
+                                    let arc = LostArc {
+                                        head: h,
+                                        dependent: m,
+                                        gap: lw - c,
+                                    };
+                                    lost = LostArc::worse(lost, arc);
+                                }
+                                S::from_f64(lw.exp())
+                            }
                             None => {
                                 return Err(Error::Overflow {
                                     arc: ArcRef {
@@ -187,6 +248,7 @@ impl<S: FromScore> Prepared<S> {
             shift: vec![0.0; n + 1],
             ln_scale: 0.0,
             shares: shares(graph, &convert),
+            lost: lost_mass_ln(lost, columns, n),
         })
     }
 
@@ -197,6 +259,7 @@ impl<S: FromScore> Prepared<S> {
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
         let mut shift = vec![0.0; n + 1];
+        let mut lost = None;
         if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
             // One score per arc: its own log-weight, so one exponential per
             // arc, `e^{θ − c_m}` to a few ulps.
@@ -211,14 +274,25 @@ impl<S: FromScore> Prepared<S> {
                 }
                 shift[m] = c;
                 for h in (0..=n).filter(|&h| h != m) {
-                    weights[(h, m)] = S::from_f64(exp_difference(score(h), c));
+                    let w = exp_difference(score(h), c);
+                    if score(h) > f64::NEG_INFINITY && underflowed(w) {
+                        let arc = LostArc {
+                            head: h,
+                            dependent: m,
+                            gap: score(h) - c,
+                        };
+                        lost = LostArc::worse(lost, arc);
+                    }
+                    weights[(h, m)] = S::from_f64(w);
                 }
             }
+            let ln_scale = shift.iter().sum();
             return Prepared {
                 weights,
-                ln_scale: shift.iter().sum(),
+                ln_scale,
                 shift,
                 shares: None,
+                lost: lost_mass_ln(lost, ln_scale, n),
             };
         }
         for m in 1..=n {
@@ -229,7 +303,7 @@ impl<S: FromScore> Prepared<S> {
                 if lw == f64::NEG_INFINITY {
                     continue;
                 }
-                weights[(h, m)] = S::from_f64(match graph.potentials() {
+                let w = match graph.potentials() {
                     // Each label's e^{θ − c} to a few ulps, summed: no
                     // rounded log-sum-exp of scores hundreds below c.
                     Potentials::Scores => graph
@@ -238,14 +312,25 @@ impl<S: FromScore> Prepared<S> {
                         .map(|v| exp_difference(v.to_f64(), shift[m]))
                         .sum(),
                     Potentials::Weights => (lw - shift[m]).exp(),
-                });
+                };
+                if underflowed(w) {
+                    let arc = LostArc {
+                        head: h,
+                        dependent: m,
+                        gap: lw - shift[m],
+                    };
+                    lost = LostArc::worse(lost, arc);
+                }
+                weights[(h, m)] = S::from_f64(w);
             }
         }
+        let ln_scale = shift.iter().sum();
         Prepared {
             weights,
-            ln_scale: shift.iter().sum(),
+            ln_scale,
             shift,
             shares: shares(graph, &convert),
+            lost: lost_mass_ln(lost, ln_scale, n),
         }
     }
 }
