@@ -249,7 +249,11 @@ pub fn check(text: &str) -> std::result::Result<(), String> {
             if n != 3 || labels.len() != 3 {
                 return Err(format!("{n} heads and {} labels for 3 words", labels.len()));
             }
-            match heads.iter().enumerate().find(|&(i, &h)| h > n || h == i + 1) {
+            match heads
+                .iter()
+                .enumerate()
+                .find(|&(i, &h)| h > n || h == i + 1)
+            {
                 Some((i, h)) => Err(format!("word {} gets head {h}", i + 1)),
                 None => Ok(()),
             }
