@@ -4,13 +4,17 @@
 //! binding does.
 //!
 //! ```sh
-//! cargo run --release -p spantree-api --example entropy_batch -- BATCH.jsonl REPEATS [BACKEND] [ROOTING]
+//! cargo run --release -p spantree-api --example entropy_batch -- BATCH.jsonl [BACKEND] [ROOTING]
 //! ```
 //!
 //! `BATCH.jsonl` holds one `{"scores": [[…]]}` per line (`null` = `-inf`).
-//! Prints the best of `REPEATS` runs in seconds, wall and thread CPU time,
-//! one graph at a time and then phased as the binding computes (every
-//! model, then each quantity over the batch), and a checksum.
+//! Then each line read from standard input names a route and runs it once:
+//! `graph` (one graph at a time: build, factorise, entropy, gradient, next
+//! graph: the fastest Rust route) or `phased` (every model first, then each
+//! quantity over the batch). For each it prints `wall checksum`, the wall
+//! seconds of the run, so that a bench can interleave these runs with the
+//! binding's under the same load (and read this process's CPU clock around
+//! each run: the process computes on its one thread).
 
 use std::time::Instant;
 
@@ -20,8 +24,8 @@ use spantree_core::{Graph, Model, Rooting, Scalar};
 struct Work<'a> {
     graphs: &'a [Vec<Vec<f64>>],
     rooting: Rooting,
-    /// As the binding does: every model first, then each quantity over the
-    /// batch; otherwise one graph at a time.
+    /// Every model first, then each quantity over the batch; otherwise one
+    /// graph at a time.
     phased: bool,
 }
 
@@ -61,28 +65,18 @@ impl WithBackend for Work<'_> {
     }
 }
 
-/// The CPU time of this thread so far, in seconds (Linux: the first field of
-/// `/proc/thread-self/schedstat`, nanoseconds on the CPU): unlike wall time,
-/// it does not count the time other processes take the core away.
-fn thread_cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(f64::NAN, |ns| ns * 1e-9)
-}
-
 fn main() -> Result<(), String> {
+    use std::io::{BufRead, Write};
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: entropy_batch BATCH.jsonl REPEATS [BACKEND] [ROOTING]";
+    let usage = "usage: entropy_batch BATCH.jsonl [BACKEND] [ROOTING] < ROUTES";
     let path = args.get(1).ok_or(usage)?;
-    let repeats: usize = args.get(2).ok_or(usage)?.parse().map_err(|_| usage)?;
     let backend: BackendKind = args
-        .get(3)
+        .get(2)
         .map_or("accurate", String::as_str)
         .parse()
         .map_err(|e| format!("{e}"))?;
     let rooting =
-        parse_rooting(args.get(4).map_or("single", String::as_str)).map_err(|e| format!("{e}"))?;
+        parse_rooting(args.get(3).map_or("single", String::as_str)).map_err(|e| format!("{e}"))?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let graphs: Vec<Vec<Vec<f64>>> = text
         .lines()
@@ -104,25 +98,23 @@ fn main() -> Result<(), String> {
                 .collect())
         })
         .collect::<Result<_, String>>()?;
-    // Interleaved repeats of both orders, so that load on the machine falls
-    // on both alike.
-    let mut best = [f64::INFINITY; 4];
-    let mut checksum = 0.0;
-    for _ in 0..repeats {
-        for phased in [false, true] {
-            let start = Instant::now();
-            let cpu = thread_cpu_seconds();
-            checksum = backend.dispatch(Work {
-                graphs: &graphs,
-                rooting,
-                phased,
-            })?;
-            let k = 2 * usize::from(phased);
-            best[k] = best[k].min(start.elapsed().as_secs_f64());
-            best[k + 1] = best[k + 1].min(thread_cpu_seconds() - cpu);
-        }
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        let phased = match line.trim() {
+            "graph" => false,
+            "phased" => true,
+            other => return Err(format!("unknown route {other:?}: graph or phased")),
+        };
+        let start = Instant::now();
+        let checksum = backend.dispatch(Work {
+            graphs: &graphs,
+            rooting,
+            phased,
+        })?;
+        let wall = start.elapsed().as_secs_f64();
+        writeln!(stdout, "{wall} {checksum}").map_err(|e| e.to_string())?;
+        stdout.flush().map_err(|e| e.to_string())?;
     }
-    let [wall, cpu, wall_phased, cpu_phased] = best;
-    println!("{wall} {cpu} {wall_phased} {cpu_phased} {checksum}");
     Ok(())
 }

@@ -19,9 +19,11 @@
 //! raises or returns it per its `errors=` policy.
 
 use std::any::Any;
+use std::sync::OnceLock;
 
 use numpy::{
-    PyArray1, PyReadonlyArray2, PyReadonlyArray4, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+    PyArray1, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray4, PyReadonlyArrayDyn,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -52,7 +54,8 @@ type Asked = (Py<PyAny>, Vec<usize>, Vec<Failure>);
 /// padding, as `f64`, as rational strings (exact backend), as decimal
 /// strings at full precision (high-precision backend), or as trees.
 enum Flat {
-    Float(Vec<f64>),
+    /// Written straight into the caller's float64 buffer, item by item.
+    Written,
     Exact(Vec<String>),
     Precise(Vec<String>),
     /// `K` trees per item: heads `[B, K, N]` and labels (labeled input)
@@ -86,6 +89,8 @@ enum Answer<S> {
     F64Pair(Vec<Matrix<f64>>, Vec<Matrix<f64>>),
     /// Trees, each with its number.
     Trees(Vec<ScoredTree>),
+    /// Already written into the caller's float64 buffer.
+    Written,
 }
 
 /// One item's answer to one question, or why there is none.
@@ -330,21 +335,65 @@ trait AnyBatch: Send + Sync {
     fn precise(&self) -> bool;
     /// The items that failed to build.
     fn failures(&self) -> Vec<Failure>;
-    /// Every question of `asks` of every item, in one pass over the items
-    /// (each item answers all its questions while its factorisation is in
-    /// cache); one `(values, failures)` per question.
+    /// Every question of `asks` of every item, graph by graph: item `i` is
+    /// factorised (unless it was kept from an earlier call) and answers all
+    /// its questions while its factors are in cache, then the next item.
+    /// `outs[k]`, when given, is question `k`'s float64 output `[B, …]`,
+    /// written in place (its answer is then [`Flat::Written`]); the others
+    /// are laid out after. One `(values, failures)` per question.
     fn ask(
         &self,
         asks: &[Ask],
         other: Option<&dyn AnyBatch>,
         extra: &Extra,
         threads: usize,
+        outs: Vec<Option<&mut [f64]>>,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String>;
 }
 
+/// One batch item: its validated graph, and what answers its questions
+/// (a factorised model, a chart), built on first use.
+struct Item<M> {
+    graph: Graph<f64>,
+    built: OnceLock<Result<M, Error>>,
+}
+
+impl<M> Item<M> {
+    fn new(graph: Graph<f64>) -> Self {
+        Item {
+            graph,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// `f` of what `build` makes of the graph: kept for later calls when
+    /// `keep` (a `TreeDistribution`), dropped after `f` otherwise (a
+    /// one-shot function, whose next item then reuses the warm memory).
+    fn with<R>(
+        &self,
+        keep: bool,
+        build: impl FnOnce(&Graph<f64>) -> Result<M, Error>,
+        f: impl FnOnce(Result<&M, &Error>) -> R,
+    ) -> R {
+        if keep {
+            return f(self.built.get_or_init(|| build(&self.graph)).as_ref());
+        }
+        match self.built.get() {
+            Some(built) => f(built.as_ref()),
+            None => f(build(&self.graph).as_ref()),
+        }
+    }
+}
+
+/// The items of a batch, each `Err` when its graph failed validation.
+type Items<M> = Vec<Result<Item<M>, Error>>;
+
 struct Models<B: Backend> {
     shape: Shape,
-    items: Vec<Result<Model<B>, Error>>,
+    backend: B,
+    rooting: Rooting,
+    keep: bool,
+    items: Items<Model<B>>,
 }
 
 /// Runs `f` on `0..count`, in order: in the calling thread for `threads = 1`
@@ -354,14 +403,71 @@ fn run<T: Send>(
     count: usize,
     f: impl Fn(usize) -> T + Sync + Send,
 ) -> Result<Vec<T>, String> {
-    if threads == 1 || count <= 1 {
-        return Ok((0..count).map(f).collect());
+    run_each(threads, vec![(); count], |i, ()| f(i))
+}
+
+/// Runs `f(i, input_i)` over `inputs`, in order, as [`run`].
+fn run_each<I: Send, T: Send>(
+    threads: usize,
+    inputs: Vec<I>,
+    f: impl Fn(usize, I) -> T + Sync + Send,
+) -> Result<Vec<T>, String> {
+    if threads == 1 || inputs.len() <= 1 {
+        return Ok(inputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| f(i, x))
+            .collect());
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
-    Ok(pool.install(|| (0..count).into_par_iter().map(f).collect()))
+    Ok(pool.install(|| {
+        inputs
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, x)| f(i, x))
+            .collect()
+    }))
+}
+
+/// Item `i`'s block of each question's output buffer, for `count` items
+/// (`None` where a question has no buffer).
+type Sinks<'a> = Vec<Option<&'a mut [f64]>>;
+
+/// Splits each question's buffer `[B, …]` into its `count` items' blocks.
+fn sinks(outs: Vec<Option<&mut [f64]>>, count: usize) -> Vec<Sinks<'_>> {
+    let mut items: Vec<Sinks<'_>> = (0..count).map(|_| Vec::with_capacity(outs.len())).collect();
+    for out in outs {
+        match out {
+            Some(buf) if buf.len() >= count && count > 0 => {
+                let block = buf.len() / count;
+                for (item, chunk) in items.iter_mut().zip(buf.chunks_mut(block)) {
+                    item.push(Some(chunk));
+                }
+            }
+            Some(_) => items.iter_mut().for_each(|item| item.push(Some(&mut []))),
+            None => items.iter_mut().for_each(|item| item.push(None)),
+        }
+    }
+    items
+}
+
+/// Writes each answer that has a sink into it (NaN for a failed item) and
+/// leaves [`Answer::Written`] in its place.
+fn write<S: Scalar>(answers: &mut [Answered<S>], sinks: Sinks<'_>, shape: Shape) {
+    for (answer, sink) in answers.iter_mut().zip(sinks) {
+        let Some(out) = sink else { continue };
+        match answer {
+            Ok(a) => {
+                lay_out(a, shape, out, &|x: &S| x.to_f64(), &|x| x);
+                *answer = Ok(Answer::Written);
+            }
+            // A failed item holds NaN, never a number that looks valid.
+            Err(_) => out.fill(f64::NAN),
+        }
+    }
 }
 
 fn arc_of(e: &Error) -> Option<(usize, usize, Option<usize>)> {
@@ -390,6 +496,11 @@ fn precise<B: Backend>() -> bool {
 }
 
 impl<B: Backend> Models<B> {
+    /// The model of a validated graph, `O(n³)`.
+    fn build(&self, graph: &Graph<f64>) -> Result<Model<B>, Error> {
+        Model::new(self.backend.clone(), graph, self.rooting)
+    }
+
     /// Item `i`'s answer.
     fn answer(
         &self,
@@ -540,8 +651,8 @@ fn lay_out<S: Scalar, T: Clone>(
                 }
             }
         }
-        // Laid out by `Models::trees`.
-        Answer::Trees(_) => {}
+        // Laid out by `trees`, or already in place.
+        Answer::Trees(_) | Answer::Written => {}
     }
 }
 
@@ -564,6 +675,7 @@ impl<B: Backend> AnyBatch for Models<B> {
         other: Option<&dyn AnyBatch>,
         extra: &Extra,
         threads: usize,
+        outs: Vec<Option<&mut [f64]>>,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
         let other = match other {
             Some(o) => Some(
@@ -582,16 +694,41 @@ impl<B: Backend> AnyBatch for Models<B> {
                 ));
             }
         }
-        let answers = run(threads, self.items.len(), |i| {
-            let model = self.items[i].as_ref().map_err(Clone::clone);
-            let q = other.map(|o| o.items[i].as_ref().map_err(Clone::clone));
-            asks.iter()
-                .map(|&ask| {
-                    let model = model.clone()?;
-                    let q = q.clone().transpose()?;
-                    self.answer(ask, i, model, q, extra)
-                })
-                .collect::<Vec<_>>()
+        let count = self.items.len();
+        let answers = run_each(threads, sinks(outs, count), |i, sinks| {
+            let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
+            let mut answers: Vec<Answered<B::Scalar>> = match &self.items[i] {
+                Err(e) => all(e),
+                Ok(item) => item.with(
+                    self.keep,
+                    |g| self.build(g),
+                    |model| {
+                        let model = match model {
+                            Ok(model) => model,
+                            Err(e) => return all(e),
+                        };
+                        let answer = |q: Option<&Model<B>>| {
+                            asks.iter()
+                                .map(|&ask| self.answer(ask, i, model, q, extra))
+                                .collect()
+                        };
+                        match other.map(|o| (o, &o.items[i])) {
+                            None => answer(None),
+                            Some((_, Err(e))) => all(e),
+                            Some((o, Ok(q))) => q.with(
+                                o.keep,
+                                |g| o.build(g),
+                                |q| match q {
+                                    Ok(q) => answer(Some(q)),
+                                    Err(e) => all(e),
+                                },
+                            ),
+                        }
+                    },
+                ),
+            };
+            write(&mut answers, sinks, self.shape);
+            answers
         })?;
         Ok(lay_out_all::<B>(self.shape, asks, extra, &answers))
     }
@@ -660,18 +797,13 @@ fn flatten<'a, B: Backend + 'a>(
         };
         return (flat, failures);
     }
-    let mut out = vec![0.0; block * count];
-    for (i, (a, chunk)) in answers.zip(out.chunks_mut(block)).enumerate() {
-        match a {
-            Ok(a) => lay_out(a, shape, chunk, &|x: &B::Scalar| x.to_f64(), &|x| x),
-            Err(e) => {
-                // A failed item holds NaN, never a number that looks valid.
-                chunk.fill(f64::NAN);
-                failures.push(failure(i, e));
-            }
+    // Float values went straight into the caller's buffer (`write`).
+    for (i, a) in answers.enumerate() {
+        if let Err(e) = a {
+            failures.push(failure(i, e));
         }
     }
-    (Flat::Float(out), failures)
+    (Flat::Written, failures)
 }
 
 /// Tree answers laid out as [`Flat::Trees`] with `k` trees per item.
@@ -723,7 +855,9 @@ fn trees<'a, S: 'a>(
 /// log space (the quantities of [`Structure::Projective`]).
 struct Charts {
     shape: Shape,
-    items: Vec<Result<(Projective, Graph<f64>), Error>>,
+    rooting: Rooting,
+    keep: bool,
+    items: Items<Projective>,
 }
 
 impl Charts {
@@ -771,14 +905,27 @@ impl AnyBatch for Charts {
         _other: Option<&dyn AnyBatch>,
         extra: &Extra,
         threads: usize,
+        outs: Vec<Option<&mut [f64]>>,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
-        let answers = run(threads, self.items.len(), |i| {
-            asks.iter()
-                .map(|&ask| match &self.items[i] {
-                    Ok((chart, graph)) => self.answer(ask, chart, graph),
-                    Err(e) => Err(e.clone()),
-                })
-                .collect::<Vec<_>>()
+        let count = self.items.len();
+        let answers = run_each(threads, sinks(outs, count), |i, sinks| {
+            let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
+            let mut answers: Vec<Answered<f64>> = match &self.items[i] {
+                Err(e) => all(e),
+                Ok(item) => item.with(
+                    self.keep,
+                    |g| Projective::new(g, self.rooting),
+                    |chart| match chart {
+                        Ok(chart) => asks
+                            .iter()
+                            .map(|&ask| self.answer(ask, chart, &item.graph))
+                            .collect(),
+                        Err(e) => all(e),
+                    },
+                ),
+            };
+            write(&mut answers, sinks, self.shape);
+            answers
         })?;
         Ok(lay_out_all::<spantree_faer::F64>(
             self.shape, asks, extra, &answers,
@@ -794,6 +941,8 @@ struct Build<'a> {
     rooting: Rooting,
     structure: Structure,
     threads: usize,
+    /// Whether items keep their factors for later questions.
+    keep: bool,
 }
 
 impl Build<'_> {
@@ -813,35 +962,40 @@ impl Build<'_> {
         };
         padded.graph(self.scores, i, self.n_words[i])
     }
+
+    /// The validated items, `O(n²)` each: each is factorised by the first
+    /// question, graph by graph with its answers.
+    fn items<M: Send + Sync>(&self) -> Result<Items<M>, String> {
+        run(self.threads, self.n_words.len(), |i| {
+            let graph = self.graph(i)?;
+            graph
+                .spanning_tree(self.rooting)
+                .map_err(Error::NoSpanningTree)?;
+            Ok(Item::new(graph))
+        })
+    }
 }
 
 impl WithBackend for Build<'_> {
     type Output = Result<Box<dyn AnyBatch>, String>;
 
     fn run<B: Backend>(self, backend: &B) -> Self::Output {
+        let (shape, rooting, keep) = (self.shape, self.rooting, self.keep);
         if self.structure == Structure::Projective {
             // Eisner's chart in f64 log space, whatever the (float) backend.
-            let items = run(self.threads, self.n_words.len(), |i| {
-                let graph = self.graph(i)?;
-                graph
-                    .spanning_tree(self.rooting)
-                    .map_err(Error::NoSpanningTree)?;
-                Ok((Projective::new(&graph, self.rooting)?, graph))
-            })?;
             return Ok(Box::new(Charts {
-                shape: self.shape,
-                items,
+                shape,
+                rooting,
+                keep,
+                items: self.items()?,
             }));
         }
-        let items = run(self.threads, self.n_words.len(), |i| {
-            let graph = self.graph(i)?;
-            let model = Model::new(backend.clone(), &graph, self.rooting)?;
-            model.spanning_tree().map_err(Error::NoSpanningTree)?;
-            Ok(model)
-        })?;
         Ok(Box::new(Models::<B> {
-            shape: self.shape,
-            items,
+            shape,
+            backend: backend.clone(),
+            rooting,
+            keep,
+            items: self.items()?,
         }))
     }
 }
@@ -890,7 +1044,12 @@ impl Batch {
     #[new]
     /// `structure`: `"nonprojective"` (all spanning trees) or
     /// `"projective"` (Eisner's chart).
-    #[pyo3(signature = (scores, n_words, labeled, rooting, backend, threads, structure="nonprojective"))]
+    ///
+    /// Construction validates the graphs (`O(n²)` each); the first
+    /// question factorises each item and answers it graph by graph. With
+    /// `keep` the factors stay for later questions; without (the one-shot
+    /// functions, which ask once) each is dropped after its answers.
+    #[pyo3(signature = (scores, n_words, labeled, rooting, backend, threads, structure="nonprojective", keep=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -901,6 +1060,7 @@ impl Batch {
         backend: &str,
         threads: usize,
         structure: &str,
+        keep: bool,
     ) -> PyResult<Self> {
         let backend: BackendKind = backend.parse().map_err(usage)?;
         let rooting = parse_rooting(rooting).map_err(usage)?;
@@ -922,15 +1082,24 @@ impl Batch {
             labels: padded.labels,
             labeled,
         };
-        let data: Vec<f64> = scores.as_array().iter().copied().collect();
+        // The caller's buffer when contiguous (the Python half makes it so).
+        let copy;
+        let data: &[f64] = match scores.as_slice() {
+            Ok(data) => data,
+            Err(_) => {
+                copy = scores.as_array().iter().copied().collect::<Vec<f64>>();
+                &copy
+            }
+        };
         let built = py.detach(|| {
             backend.dispatch(Build {
-                scores: &data,
+                scores: data,
                 shape,
                 n_words: &n_words,
                 rooting,
                 structure,
                 threads,
+                keep,
             })
         });
         let inner = built.map_err(PyRuntimeError::new_err)?;
@@ -1063,13 +1232,34 @@ impl Batch {
             sample_seed,
         };
         let other_inner = other.as_ref().map(|o| &*o.inner);
+        // Float answers go straight into their NumPy arrays, item by item.
+        let floats = !self.backend.is_exact() && !self.inner.precise();
+        let arrays: Vec<Option<Bound<'py, PyArray1<f64>>>> = parsed
+            .iter()
+            .map(|ask| {
+                let block: usize = ask.item_shape(&self.shape, &extra).iter().product();
+                (floats && !ask.is_trees()).then(|| PyArray1::zeros(py, items * block, false))
+            })
+            .collect();
+        let mut writers: Vec<_> = arrays
+            .iter()
+            .map(|a| a.as_ref().map(|a| a.readwrite()))
+            .collect();
+        let outs: Vec<Option<&mut [f64]>> = writers
+            .iter_mut()
+            .map(|w| w.as_mut().and_then(|w| w.as_slice_mut().ok()))
+            .collect();
         let results = py
-            .detach(|| self.inner.ask(&parsed, other_inner, &extra, threads))
+            .detach(|| self.inner.ask(&parsed, other_inner, &extra, threads, outs))
             .map_err(|e| PyValueError::new_err(("mismatch", e)))?;
+        drop(writers);
         let mut out = Vec::with_capacity(results.len());
-        for (ask, (flat, failures)) in parsed.iter().zip(results) {
+        for ((ask, (flat, failures)), array) in parsed.iter().zip(results).zip(arrays) {
             let values = match flat {
-                Flat::Float(v) => PyArray1::from_vec(py, v).into_any().unbind(),
+                Flat::Written => array
+                    .ok_or_else(|| PyRuntimeError::new_err("an answer without its array"))?
+                    .into_any()
+                    .unbind(),
                 Flat::Exact(v) | Flat::Precise(v) => v.into_pyobject(py)?.into_any().unbind(),
                 Flat::Trees {
                     heads,

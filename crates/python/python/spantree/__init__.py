@@ -131,8 +131,13 @@ def _native_error(e: ValueError) -> SpantreeError:
 
 
 class TreeDistribution:
-    """A batch of spanning-tree distributions, validated and factorised
+    """A batch of spanning-tree distributions, validated once, factorised
     once, that answers many questions (each ``O(n^3)`` per sentence).
+
+    Construction validates the graphs (``O(n^2)`` each). The first question
+    factorises them graph by graph: each sentence is factorised and answers
+    while its factors are in cache, then the next. ``compute`` asks several
+    questions in that one pass; later questions reuse the kept factors.
 
     Parameters
     ----------
@@ -166,7 +171,13 @@ class TreeDistribution:
         returned. ``"return"``: every method returns ``(values, errors)``,
         ``errors`` a list with ``None`` or the exception of each item, and
         failed items hold NaN (``None`` on the exact backend); good items
-        are computed as if alone.
+        are computed as if alone. A weight that overflows float64 on the
+        ``"f64"`` backend is found when factorising, so it is raised (or
+        returned) by the first question, not by the constructor.
+    keep_factors : ``True`` (default) keeps each sentence's factors for
+        later questions; ``False`` drops them after each question (less
+        memory; a second question factorises again). The one-shot
+        functions use ``False``.
 
     Raises
     ------
@@ -185,6 +196,7 @@ class TreeDistribution:
         labeled: Optional[bool] = None,
         errors: str = "raise",
         structure: str = "nonprojective",
+        keep_factors: bool = True,
     ):
         if errors not in ("raise", "return"):
             raise UsageError("usage", f'errors must be "raise" or "return", got {errors!r}')
@@ -220,7 +232,7 @@ class TreeDistribution:
         try:
             self._batch = _Batch(
                 np.ascontiguousarray(scores), n_words, labeled, rooting, backend, threads,
-                structure,
+                structure, bool(keep_factors),
             )
         except ValueError as e:
             raise _native_error(e) from None
@@ -559,7 +571,7 @@ def _one_shot(name, doc):
           labeled=None, errors="raise", structure="nonprojective"):
         d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend,
                              threads=threads, labeled=labeled, errors=errors,
-                             structure=structure)
+                             structure=structure, keep_factors=False)
         return getattr(d, name)()
 
     f.__name__ = f.__qualname__ = name
@@ -574,7 +586,7 @@ def _two_shot(name, doc):
     def f(p_scores, q_scores, n_words=None, *, rooting="single", backend="accurate",
           threads=1, labeled=None, errors="raise"):
         kw = dict(rooting=rooting, backend=backend, threads=threads, labeled=labeled,
-                  errors=errors)
+                  errors=errors, keep_factors=False)
         p = TreeDistribution(p_scores, n_words, **kw)
         q = TreeDistribution(q_scores, n_words, **kw)
         return getattr(p, name)(q)
@@ -598,7 +610,7 @@ def renyi(scores, alpha, n_words=None, *, rooting="single", backend="accurate", 
           labeled=None, errors="raise"):
     """One-shot form of ``TreeDistribution(scores, n_words, ...).renyi(alpha)``."""
     d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
-                         labeled=labeled, errors=errors)
+                         labeled=labeled, errors=errors, keep_factors=False)
     return d.renyi(alpha)
 
 
@@ -606,7 +618,7 @@ def lp_norm(scores, k, n_words=None, *, rooting="single", backend="accurate", th
             labeled=None, errors="raise"):
     """One-shot form of ``TreeDistribution(scores, n_words, ...).lp_norm(k)``."""
     d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
-                         labeled=labeled, errors=errors)
+                         labeled=labeled, errors=errors, keep_factors=False)
     return d.lp_norm(k)
 
 cross_entropy = _two_shot("cross_entropy", TreeDistribution.cross_entropy.__doc__)
@@ -618,7 +630,7 @@ def marginals_vjp(scores, seed, n_words=None, *, rooting="single", backend="accu
                   threads=1, labeled=None, errors="raise"):
     """One-shot form of ``TreeDistribution(scores, ...).marginals_vjp(seed)``."""
     d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend, threads=threads,
-                         labeled=labeled, errors=errors)
+                         labeled=labeled, errors=errors, keep_factors=False)
     return d.marginals_vjp(seed)
 
 
@@ -630,7 +642,8 @@ def _with_args(name, doc, params):
     def f(scores, *args, n_words=None, rooting="single", backend="accurate", threads=1,
           labeled=None, errors="raise", **kwargs):
         d = TreeDistribution(scores, n_words, rooting=rooting, backend=backend,
-                             threads=threads, labeled=labeled, errors=errors)
+                             threads=threads, labeled=labeled, errors=errors,
+                             keep_factors=False)
         return getattr(d, name)(*args, **kwargs)
 
     f.__name__ = f.__qualname__ = name

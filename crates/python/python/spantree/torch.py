@@ -45,6 +45,8 @@ def _dist(scores: torch.Tensor, n_words: torch.Tensor, rooting: str, backend: st
         rooting=rooting,
         backend=backend,
         labeled=scores.dim() == 4,
+        # Each op asks one question: no factors to keep.
+        keep_factors=False,
     )
 
 
