@@ -452,8 +452,12 @@ class TreeDistribution:
     def grad_entropy_jvp(self, v):
         """``(d^2 H / d scores^2) v``, ``v`` in the layout of the scores: the
         Hessian-vector product of the entropy by complex-step
-        differentiation of its hand-written gradient (exact to rounding,
-        ``O(n^3)`` in complex LU whatever the backend; float64 values)."""
+        differentiation of its hand-written gradient (no cancellation,
+        ``O(n^3)`` in complex partial-pivoting LU whatever the backend;
+        float64 values). Its accuracy is the dense LU's: about ``1e-15``
+        relative for well-conditioned Laplacians, growing with the
+        condition number (``2e-13`` at ``1e11``); ``NumericalError`` where
+        the LU's own error estimate fails (see ``spantree.torch``)."""
         return self._ask("grad_entropy_jvp", seed=v)
 
     def grad_kl_jvp(self, q: "TreeDistribution", v_p, v_q):
