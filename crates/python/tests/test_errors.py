@@ -133,3 +133,24 @@ def test_errors_return_keeps_the_good_items():
         np.testing.assert_allclose(values[i], Brute(scores[i], "multi").log_z(), rtol=1e-10)
     mu, errors = d.marginals()
     assert np.isnan(mu[1]).all() and errors[1].item == 1
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_failure_found_when_factorising_keeps_the_other_items(keep):
+    # The f64 backend meets e^800 when it factorises, at the first question
+    # (construction only validates): with errors="return" that item holds NaN
+    # in every answer of one pass and the others are the enumeration's.
+    scores = batch_with(with_entry(1, 3, 800.0))
+    d = spantree.TreeDistribution(scores, backend="f64", errors="return", keep_factors=keep)
+    r, errors = d.compute("log_partition", "marginals")["marginals"]
+    for _ in range(2):  # a second question meets the same failure
+        lz, errors = d.log_partition()
+        assert errors[0] is None and errors[2] is None
+        assert (errors[1].kind, errors[1].item, errors[1].arc) == ("overflow", 1, (1, 3))
+        assert np.isnan(lz[1])
+    assert np.isnan(r[1]).all()
+    for i in (0, 2):
+        b = Brute(scores[i])
+        # rel 1e-10: one LU of 4 nodes, scores ~N(0, 1), against 16 trees.
+        np.testing.assert_allclose(lz[i], b.log_z(), rtol=1e-10)
+        np.testing.assert_allclose(r[i], b.marginals(), rtol=1e-10, atol=1e-12)

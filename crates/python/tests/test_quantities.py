@@ -153,3 +153,24 @@ def test_compute_equals_the_methods():
         b = Brute(g)
         np.testing.assert_allclose(r["log_partition"][i], b.log_z(), **TOL)
         np.testing.assert_allclose(r["renyi"][i], b.renyi(2.0), **TOL)
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_one_pass_and_later_questions_against_enumeration(keep):
+    # compute() factorises each item and answers all its questions in one
+    # pass; later questions reuse the kept factors (keep_factors=True) or
+    # factorise again (False): every answer is the enumeration's either way.
+    gs = graphs(22, sizes=(4, 1, 3, 2))
+    scores, n_words = pad(gs)
+    d = spantree.TreeDistribution(scores, n_words, keep_factors=keep)
+    r = d.compute("log_partition", "marginals", "entropy", "grad_entropy")
+    again = d.marginals(), d.entropy()
+    for i, g in enumerate(gs):
+        b, k = Brute(g), g.shape[0]
+        np.testing.assert_allclose(r["log_partition"][i], b.log_z(), **TOL)
+        np.testing.assert_allclose(r["entropy"][i], b.entropy(), **TOL)
+        np.testing.assert_allclose(again[1][i], b.entropy(), **TOL)
+        for mu in (r["marginals"], again[0]):
+            np.testing.assert_allclose(mu[i, :k, :k], b.marginals(), **TOL)
+            assert not mu[i, k:, :].any() and not mu[i, :, k:].any()
+        np.testing.assert_allclose(r["grad_entropy"][i, :k, :k], b.grad_entropy(), **TOL)

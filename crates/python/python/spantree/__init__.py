@@ -369,9 +369,10 @@ class TreeDistribution:
         return self._finish(out, errors)
 
     def compute(self, *quantities):
-        """Several quantities in one pass over the batch, each sentence
-        answering all of them while its factorisation is in cache (faster
-        than one method call per quantity on large batches). ``quantities``
+        """Several quantities in one pass over the batch, graph by graph:
+        each sentence is factorised (unless its factors were kept from an
+        earlier question) and answers all of them while its factors are in
+        cache, then the next sentence. ``quantities``
         are names of the methods without arguments (``"log_partition"``,
         ``"marginals"``, ``"entropy"``, ``"grad_entropy"``, ``"partition"``)
         or ``("renyi", alpha)``/``("lp_norm", k)``; returns a dict by name.
