@@ -10,8 +10,10 @@
 //! `BATCH.jsonl` holds one `{"scores": [[…]]}` per line (`null` = `-inf`).
 //! Then each line read from standard input names a route and runs it once:
 //! `graph` (one graph at a time: build, factorise, entropy, gradient, next
-//! graph: the fastest Rust route) or `phased` (every model first, then each
-//! quantity over the batch). For each it prints `wall checksum`, the wall
+//! graph: the fastest Rust route), `kept` (build, factorise and the entropy
+//! graph by graph, keeping the models, then the gradients: the work of two
+//! questions to an object that keeps its factors) or `phased` (every model
+//! first, then each quantity over the batch). For each it prints `wall checksum`, the wall
 //! seconds of the run, so that a bench can interleave these runs with the
 //! binding's under the same load (and read this process's CPU clock around
 //! each run: the process computes on its one thread).
@@ -24,9 +26,19 @@ use spantree_core::{Graph, Model, Rooting, Scalar};
 struct Work<'a> {
     graphs: &'a [Vec<Vec<f64>>],
     rooting: Rooting,
-    /// Every model first, then each quantity over the batch; otherwise one
-    /// graph at a time.
-    phased: bool,
+    route: Route,
+}
+
+/// The order of the work.
+#[derive(Clone, Copy)]
+enum Route {
+    /// One graph at a time: build, factorise, entropy, gradient, drop.
+    Graph,
+    /// Build, factorise and the entropy graph by graph, keeping the models;
+    /// then the gradients: two questions with factors kept in between.
+    Kept,
+    /// Every model first, then each quantity over the batch.
+    Phased,
 }
 
 impl WithBackend for Work<'_> {
@@ -35,17 +47,23 @@ impl WithBackend for Work<'_> {
     fn run<B: Backend>(self, backend: &B) -> Self::Output {
         let info = B::information().ok_or("this backend has no entropy")?;
         let mut checksum = 0.0;
-        if self.phased {
-            let models = self
-                .graphs
-                .iter()
-                .map(|rows| {
-                    let graph = Graph::from_scores(rows).map_err(|e| e.to_string())?;
-                    Model::new(backend.clone(), &graph, self.rooting).map_err(|e| e.to_string())
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            for model in &models {
-                checksum += (info.entropy)(model).map_err(|e| e.to_string())?.to_f64();
+        let model = |rows: &Vec<Vec<f64>>| {
+            let graph = Graph::from_scores(rows).map_err(|e| e.to_string())?;
+            Model::new(backend.clone(), &graph, self.rooting).map_err(|e| e.to_string())
+        };
+        if let Route::Phased | Route::Kept = self.route {
+            let mut models = Vec::with_capacity(self.graphs.len());
+            for rows in self.graphs {
+                models.push(model(rows)?);
+                if let Route::Kept = self.route {
+                    let h = (info.entropy)(&models[models.len() - 1]);
+                    checksum += h.map_err(|e| e.to_string())?.to_f64();
+                }
+            }
+            if let Route::Phased = self.route {
+                for model in &models {
+                    checksum += (info.entropy)(model).map_err(|e| e.to_string())?.to_f64();
+                }
             }
             for model in &models {
                 let g = (info.grad_entropy)(model).map_err(|e| e.to_string())?;
@@ -54,9 +72,7 @@ impl WithBackend for Work<'_> {
             return Ok(checksum);
         }
         for rows in self.graphs {
-            let graph = Graph::from_scores(rows).map_err(|e| e.to_string())?;
-            let model =
-                Model::new(backend.clone(), &graph, self.rooting).map_err(|e| e.to_string())?;
+            let model = model(rows)?;
             let h = (info.entropy)(&model).map_err(|e| e.to_string())?;
             let g = (info.grad_entropy)(&model).map_err(|e| e.to_string())?;
             checksum += h.to_f64() + g[0].as_slice()[1].to_f64();
@@ -101,16 +117,17 @@ fn main() -> Result<(), String> {
     let mut stdout = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|e| e.to_string())?;
-        let phased = match line.trim() {
-            "graph" => false,
-            "phased" => true,
-            other => return Err(format!("unknown route {other:?}: graph or phased")),
+        let route = match line.trim() {
+            "graph" => Route::Graph,
+            "kept" => Route::Kept,
+            "phased" => Route::Phased,
+            other => return Err(format!("unknown route {other:?}: graph, kept or phased")),
         };
         let start = Instant::now();
         let checksum = backend.dispatch(Work {
             graphs: &graphs,
             rooting,
-            phased,
+            route,
         })?;
         let wall = start.elapsed().as_secs_f64();
         writeln!(stdout, "{wall} {checksum}").map_err(|e| e.to_string())?;
