@@ -3,8 +3,11 @@
 //! The native half of the Python package `spantree` (the module
 //! `spantree._spantree`; the Python half in `python/spantree` shapes the
 //! arrays, builds `fractions.Fraction`s and raises the exceptions). One
-//! class, [`Batch`]: a batch of sentence graphs, validated and factorised
-//! once on a backend chosen by name, that answers many questions.
+//! class, [`Batch`]: a batch of sentence graphs, validated once on a
+//! backend chosen by name, that answers many questions. The first question
+//! factorises graph by graph (each item factorised, then all its questions
+//! answered while its factors are in cache, float answers written straight
+//! into their NumPy arrays), keeping the factors for later questions or not.
 //!
 //! Everything the command shares lives in `spantree-api`: the backend
 //! choice ([`BackendKind::dispatch`]), the capability check
