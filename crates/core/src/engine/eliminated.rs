@@ -4,8 +4,8 @@ use std::sync::OnceLock;
 
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
-    self, Dual, Elimination, Graded, LnDual, LnGraded, LnPositive, NonNegative, RootTangent,
-    Tangent,
+    self, Anchored, Elimination, Graded, LnAnchored, LnGraded, LnPositive, NonNegative,
+    RootTangent, Tangent,
 };
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -21,7 +21,7 @@ use crate::scalar::Sign;
 /// Derivatives come from the elimination too: the vector–Jacobian product of
 /// the marginals ([`Factors::marginals_vjp`], behind every gradient and the
 /// Jacobian–vector route of second order) is the elimination run on
-/// [`Dual`] numbers ([`elimination::marginals_jvp`]), and `∂Z/∂w = Z ν`
+/// [`Anchored`] numbers ([`elimination::marginals_jvp`]), and `∂Z/∂w = Z ν`
 /// ([`elimination::log_partition_gradient`]). What it does not answer (the
 /// inverse `X`, solves, the adjugate when `Z = 0`) comes from a dense
 /// factorisation `F` of the Laplacian, formed on first use; the model does
@@ -45,7 +45,7 @@ use crate::scalar::Sign;
 ///   `J ḡ = J (ḡ − c 1_root) + c J 1_root`, the second product from its own
 ///   run. `J 1_root = Cov[1_e, #root arcs]` is a small difference when
 ///   the root arcs are nearly always one (`e^{shift}` times `μ_e`): on
-///   [`Dual`] it kept only `n ε μ_e` absolutely, and `c` times that cost
+///   [`elimination::Dual`] it kept only `n ε μ_e` absolutely, and `c` times that cost
 ///   multi-root entropy-type seeds `log₂ |c|` bits. It runs on [`Graded`]
 ///   numbers instead, whose tangents split into an integer multiple of the
 ///   value, added exactly, and a remainder of the size of the answer.
@@ -124,7 +124,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         if !tiny {
             return Ok(v);
         }
-        Ok(elimination::marginals_jvp::<LnDual>(&self.weights, direction, self.rooting)?.0)
+        Ok(elimination::marginals_jvp::<LnAnchored>(&self.weights, direction, self.rooting)?.0)
     }
 
     /// `J 1_root = Cov[1_e, #root arcs]` (multi-root) by the elimination on
@@ -209,8 +209,8 @@ fn centred(
     dir
 }
 
-/// The number type whose elimination runs a tangent along: [`Dual`] for
-/// `f64`, [`LnDual`] for [`LnPositive`].
+/// The number type whose elimination runs a tangent along: [`Anchored`] for
+/// `f64`, [`LnAnchored`] for [`LnPositive`].
 pub trait WithTangent: NonNegative {
     /// The tangent type.
     type Dual: Tangent;
@@ -219,12 +219,12 @@ pub trait WithTangent: NonNegative {
 }
 
 impl WithTangent for f64 {
-    type Dual = Dual;
+    type Dual = Anchored;
     type Graded = Graded;
 }
 
 impl WithTangent for LnPositive {
-    type Dual = LnDual;
+    type Dual = LnAnchored;
     type Graded = LnGraded;
 }
 
@@ -289,7 +289,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     }
 
     /// `J ḡ` by the elimination on dual numbers ([`elimination::marginals_jvp`]
-    /// on the centred seed), in log space ([`LnDual`]) when the `f64` run left
+    /// on the centred seed), in log space ([`LnAnchored`]) when the `f64` run left
     /// `f64`'s safe range. About `4.5 n³` multiply-adds on top of the
     /// (cached) marginals; no dense factorisation.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
