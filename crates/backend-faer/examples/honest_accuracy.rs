@@ -574,11 +574,57 @@ fn timing_root() {
     }
 }
 
+/// Median time of one Jacobian–vector product of the marginals on
+/// [`Anchored`](spantree_core::elimination::Anchored) numbers (now) against
+/// [`Dual`](spantree_core::elimination::Dual) numbers (the route before),
+/// single-root, `N(0, 1)` arcs, an entropy-like seed `−θ`.
+fn timing_anchored() {
+    use spantree_core::elimination::{marginals_jvp, Anchored, Dual};
+    println!("| n | `J ḡ` on `Dual` (before) | on `Anchored` (now) | ratio |");
+    println!("|---|---|---|---|");
+    for n in [10, 36, 100] {
+        let mut rng = SplitMix64::new(5 + n as u64);
+        let s = random::normal_scores(&mut rng, n, 1.0, 0.0);
+        let w = s.map(|x| x.exp());
+        let seed = s.map(|x| if x.is_finite() { -x } else { 0.0 });
+        let median = |f: &dyn Fn()| {
+            let mut t: Vec<f64> = (0..21)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    f();
+                    start.elapsed().as_secs_f64()
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            t[10]
+        };
+        let dual = median(&|| {
+            std::hint::black_box(marginals_jvp::<Dual>(&w, &seed, Rooting::Single).expect("jvp"));
+        });
+        let anchored = median(&|| {
+            std::hint::black_box(
+                marginals_jvp::<Anchored>(&w, &seed, Rooting::Single).expect("jvp"),
+            );
+        });
+        println!(
+            "| {n} | {:.3} ms | {:.3} ms | {:.2}× |",
+            dual * 1e3,
+            anchored * 1e3,
+            anchored / dual
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("timing") {
         timing();
         timing_root();
+        timing_anchored();
+        return;
+    }
+    if args.first().map(String::as_str) == Some("probe") {
+        probe();
         return;
     }
     if args.first().map(String::as_str) == Some("refusals") {
@@ -592,4 +638,58 @@ fn main() {
         sizes
     };
     table(&sizes);
+}
+
+fn probe() {
+    use spantree_core::elimination::{marginals_jvp, Dual};
+    let n = 5;
+    let c = case(n, None, 2, 7_919 + n as u64, false);
+    let rooting = Rooting::Single;
+    let a = Model::new(Accurate, &c.p, rooting).expect("model");
+    let r = Model::new(Reference::default(), &c.p, rooting).expect("model");
+    let mut seed = Matrix::zeros(n + 1, n + 1);
+    for (i, &h) in c.heads.iter().enumerate() {
+        seed[(h, i + 1)] = 1.0 / n as f64;
+    }
+    if let Ok(only) = std::env::var("PROBE_SEED") {
+        seed = Matrix::zeros(n + 1, n + 1);
+        for hm in only.split(';') {
+            let v: Vec<usize> = hm.split(',').map(|x| x.parse().expect("int")).collect();
+            seed[(v[0], v[1])] = 1.0;
+        }
+    }
+    println!("heads {:?}", c.heads);
+    let mu = a.marginals().expect("mu");
+    let va = a.marginals_vjp(&seed).expect("a");
+    let vr = r
+        .marginals_vjp(&seed.map(|&x| <Reference as Engine>::Scalar::from_f64(x)))
+        .expect("r");
+    let w = Matrix::from_fn(n + 1, n + 1, |h, m| {
+        if m == 0 || h == m {
+            return 0.0;
+        }
+        let top = (0..=n)
+            .filter(|&k| k != m)
+            .map(|k| c.p.log_weight(k, m))
+            .fold(f64::NEG_INFINITY, f64::max);
+        (c.p.log_weight(h, m) - top).exp()
+    });
+    let (raw, _) = marginals_jvp::<Dual>(&w, &seed, rooting).expect("raw");
+    let (lnraw, _) =
+        marginals_jvp::<spantree_core::elimination::LnDual>(&w, &seed, rooting).expect("raw");
+    for h in 0..=n {
+        for m in 1..=n {
+            if h != m {
+                println!(
+                    "{h}->{m}: w {:.3e} mu {:.3e} ref {:.6e} acc {:.6e} raw {:.6e} ln {:.6e}",
+                    w[(h, m)],
+                    mu[(h, m)],
+                    vr[(h, m)].to_f64(),
+                    va[(h, m)],
+                    raw[(h, m)],
+                    lnraw[(h, m)]
+                );
+            }
+        }
+    }
 }
