@@ -122,6 +122,25 @@
 //! `Cov[1_e, #root arcs]` itself. [`root_scaling_jvp`]; in log space
 //! [`LnGraded`].
 //!
+//! # Nearly certain arcs: anchored tangents
+//!
+//! On nearly deterministic graphs (arc scores spread over `±50`) a
+//! derivative `(J ḡ)_e = μ_e (E[g | e] − E[g])` can be `1e-22 μ_e |ḡ|`:
+//! the trees that carry `μ_e` and `Z` share one dominant structure, every
+//! path product's relative tangent is the sum of `ḡ` over its arcs, and
+//! those sums cancel between the numerator and the denominator of a
+//! multiplier or of `ν = 1/ρ'` (single-root: an order-`0` pivot made of one
+//! arc `w` next to the root term hands relative tangents `±ḡ_w` to both).
+//! On [`Dual`] the cancellation costs `ε μ_e |ḡ|` absolutely: no relative
+//! bit. [`Anchored`] numbers hold the tangent as `ȧ = o a + r` with the
+//! anchor `o` the relative tangent of the dominant term, in double-double,
+//! so that anchors cancel exactly and only the remainders (of the size of
+//! the non-dominant terms) are rounded; [`Graded`] is the case of integer
+//! anchors. The engines run the product on [`Anchored`] when some arc is
+//! certain to `2⁻²⁶` and on [`Dual`] otherwise, where no term dominates and
+//! anchored remainders would carry `O(|ḡ|)` parts that cancel (measured 2–5
+//! bits worse than [`Dual`] there).
+//!
 //! # What `f64` weights allow
 //!
 //! Every engine prepares the weights `e^{θ − c_m}` in `f64`, a relative move

@@ -240,7 +240,9 @@ fn check<E: Engine<Scalar = f64>>(
                         .filter(|(_, x, y)| x != y)
                         .collect();
                     v.sort_by(|p, q| {
-                        ((q.1 - q.2) / q.2).abs().total_cmp(&((p.1 - p.2) / p.2).abs())
+                        ((q.1 - q.2) / q.2)
+                            .abs()
+                            .total_cmp(&((p.1 - p.2) / p.2).abs())
                     });
                     for (i, x, y) in v.iter().take(4) {
                         println!("  {ctx} {name} [{i}] found {x:e} exact {y:e}");
