@@ -532,6 +532,19 @@ fn timing() {
     }
 }
 
+/// The median wall time of 21 runs of `f`, in seconds.
+fn median_time(f: &dyn Fn()) -> f64 {
+    let mut t: Vec<f64> = (0..21)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[10]
+}
+
 /// Median time of the root-scaling product `J 1_root` (the extra run of a
 /// multi-root entropy-type gradient at large root shifts) on graded numbers,
 /// against the same product on dual numbers (the route before), on
@@ -548,21 +561,10 @@ fn timing_root() {
         }
         let w = s.map(|x| x.exp());
         let ones = Matrix::from_fn(n + 1, n + 1, |h, _| if h == 0 { 1.0 } else { 0.0 });
-        let median = |f: &dyn Fn()| {
-            let mut t: Vec<f64> = (0..21)
-                .map(|_| {
-                    let start = std::time::Instant::now();
-                    f();
-                    start.elapsed().as_secs_f64()
-                })
-                .collect();
-            t.sort_by(f64::total_cmp);
-            t[10]
-        };
-        let dual = median(&|| {
+        let dual = median_time(&|| {
             std::hint::black_box(marginals_jvp::<Dual>(&w, &ones, Rooting::Multi).expect("jvp"));
         });
-        let graded = median(&|| {
+        let graded = median_time(&|| {
             std::hint::black_box(root_scaling_jvp::<Graded>(&w).expect("jvp"));
         });
         println!(
@@ -587,21 +589,10 @@ fn timing_anchored() {
         let s = random::normal_scores(&mut rng, n, 1.0, 0.0);
         let w = s.map(|x| x.exp());
         let seed = s.map(|x| if x.is_finite() { -x } else { 0.0 });
-        let median = |f: &dyn Fn()| {
-            let mut t: Vec<f64> = (0..21)
-                .map(|_| {
-                    let start = std::time::Instant::now();
-                    f();
-                    start.elapsed().as_secs_f64()
-                })
-                .collect();
-            t.sort_by(f64::total_cmp);
-            t[10]
-        };
-        let dual = median(&|| {
+        let dual = median_time(&|| {
             std::hint::black_box(marginals_jvp::<Dual>(&w, &seed, Rooting::Single).expect("jvp"));
         });
-        let anchored = median(&|| {
+        let anchored = median_time(&|| {
             std::hint::black_box(
                 marginals_jvp::<Anchored>(&w, &seed, Rooting::Single).expect("jvp"),
             );
@@ -623,10 +614,6 @@ fn main() {
         timing_anchored();
         return;
     }
-    if args.first().map(String::as_str) == Some("probe") {
-        probe();
-        return;
-    }
     if args.first().map(String::as_str) == Some("refusals") {
         refusals();
         return;
@@ -638,58 +625,4 @@ fn main() {
         sizes
     };
     table(&sizes);
-}
-
-fn probe() {
-    use spantree_core::elimination::{marginals_jvp, Dual};
-    let n = 5;
-    let c = case(n, None, 2, 7_919 + n as u64, false);
-    let rooting = Rooting::Single;
-    let a = Model::new(Accurate, &c.p, rooting).expect("model");
-    let r = Model::new(Reference::default(), &c.p, rooting).expect("model");
-    let mut seed = Matrix::zeros(n + 1, n + 1);
-    for (i, &h) in c.heads.iter().enumerate() {
-        seed[(h, i + 1)] = 1.0 / n as f64;
-    }
-    if let Ok(only) = std::env::var("PROBE_SEED") {
-        seed = Matrix::zeros(n + 1, n + 1);
-        for hm in only.split(';') {
-            let v: Vec<usize> = hm.split(',').map(|x| x.parse().expect("int")).collect();
-            seed[(v[0], v[1])] = 1.0;
-        }
-    }
-    println!("heads {:?}", c.heads);
-    let mu = a.marginals().expect("mu");
-    let va = a.marginals_vjp(&seed).expect("a");
-    let vr = r
-        .marginals_vjp(&seed.map(|&x| <Reference as Engine>::Scalar::from_f64(x)))
-        .expect("r");
-    let w = Matrix::from_fn(n + 1, n + 1, |h, m| {
-        if m == 0 || h == m {
-            return 0.0;
-        }
-        let top = (0..=n)
-            .filter(|&k| k != m)
-            .map(|k| c.p.log_weight(k, m))
-            .fold(f64::NEG_INFINITY, f64::max);
-        (c.p.log_weight(h, m) - top).exp()
-    });
-    let (raw, _) = marginals_jvp::<Dual>(&w, &seed, rooting).expect("raw");
-    let (lnraw, _) =
-        marginals_jvp::<spantree_core::elimination::LnDual>(&w, &seed, rooting).expect("raw");
-    for h in 0..=n {
-        for m in 1..=n {
-            if h != m {
-                println!(
-                    "{h}->{m}: w {:.3e} mu {:.3e} ref {:.6e} acc {:.6e} raw {:.6e} ln {:.6e}",
-                    w[(h, m)],
-                    mu[(h, m)],
-                    vr[(h, m)].to_f64(),
-                    va[(h, m)],
-                    raw[(h, m)],
-                    lnraw[(h, m)]
-                );
-            }
-        }
-    }
 }
