@@ -532,6 +532,19 @@ fn timing() {
     }
 }
 
+/// The median wall time of 21 runs of `f`, in seconds.
+fn median_time(f: &dyn Fn()) -> f64 {
+    let mut t: Vec<f64> = (0..21)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[10]
+}
+
 /// Median time of the root-scaling product `J 1_root` (the extra run of a
 /// multi-root entropy-type gradient at large root shifts) on graded numbers,
 /// against the same product on dual numbers (the route before), on
@@ -548,21 +561,10 @@ fn timing_root() {
         }
         let w = s.map(|x| x.exp());
         let ones = Matrix::from_fn(n + 1, n + 1, |h, _| if h == 0 { 1.0 } else { 0.0 });
-        let median = |f: &dyn Fn()| {
-            let mut t: Vec<f64> = (0..21)
-                .map(|_| {
-                    let start = std::time::Instant::now();
-                    f();
-                    start.elapsed().as_secs_f64()
-                })
-                .collect();
-            t.sort_by(f64::total_cmp);
-            t[10]
-        };
-        let dual = median(&|| {
+        let dual = median_time(&|| {
             std::hint::black_box(marginals_jvp::<Dual>(&w, &ones, Rooting::Multi).expect("jvp"));
         });
-        let graded = median(&|| {
+        let graded = median_time(&|| {
             std::hint::black_box(root_scaling_jvp::<Graded>(&w).expect("jvp"));
         });
         println!(
@@ -574,11 +576,42 @@ fn timing_root() {
     }
 }
 
+/// Median time of one Jacobian–vector product of the marginals on
+/// [`Anchored`](spantree_core::elimination::Anchored) numbers (now) against
+/// [`Dual`](spantree_core::elimination::Dual) numbers (the route before),
+/// single-root, `N(0, 1)` arcs, an entropy-like seed `−θ`.
+fn timing_anchored() {
+    use spantree_core::elimination::{marginals_jvp, Anchored, Dual};
+    println!("| n | `J ḡ` on `Dual` (before) | on `Anchored` (now) | ratio |");
+    println!("|---|---|---|---|");
+    for n in [10, 36, 100] {
+        let mut rng = SplitMix64::new(5 + n as u64);
+        let s = random::normal_scores(&mut rng, n, 1.0, 0.0);
+        let w = s.map(|x| x.exp());
+        let seed = s.map(|x| if x.is_finite() { -x } else { 0.0 });
+        let dual = median_time(&|| {
+            std::hint::black_box(marginals_jvp::<Dual>(&w, &seed, Rooting::Single).expect("jvp"));
+        });
+        let anchored = median_time(&|| {
+            std::hint::black_box(
+                marginals_jvp::<Anchored>(&w, &seed, Rooting::Single).expect("jvp"),
+            );
+        });
+        println!(
+            "| {n} | {:.3} ms | {:.3} ms | {:.2}× |",
+            dual * 1e3,
+            anchored * 1e3,
+            anchored / dual
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("timing") {
         timing();
         timing_root();
+        timing_anchored();
         return;
     }
     if args.first().map(String::as_str) == Some("refusals") {

@@ -173,7 +173,11 @@ impl<E: Engine> Model<E> {
 /// difference when the arc is nearly certain; the others carry total
 /// marginal `1 − μ < 1/2`, so their sum is at least as accurate. Exact
 /// arithmetic is unchanged. `O(|labels| n²)`.
-fn balance<S: Scalar>(v: &mut [Matrix<S>], mu: &[Matrix<S>], rooting: crate::graph::Rooting) {
+pub(crate) fn balance<S: Scalar>(
+    v: &mut [Matrix<S>],
+    mu: &[Matrix<S>],
+    rooting: crate::graph::Rooting,
+) {
     let n1 = mu[0].rows();
     let half = 0.5;
     let mut fixed = None;

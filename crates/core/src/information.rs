@@ -258,7 +258,7 @@ where
         let wrt_p = self.label_marginals_vjp(&seeds_from(&q_logs, |x| -x.clone()))?;
         Ok(GradientPair {
             wrt_p,
-            wrt_q: difference(&q.label_marginals()?, &self.label_marginals()?),
+            wrt_q: self.marginal_gap(q)?,
         })
     }
 
@@ -273,8 +273,23 @@ where
         let ratio = log_ratio(&self.seed_log_weights(), &q.seed_log_weights());
         Ok(GradientPair {
             wrt_p: self.label_marginals_vjp(&seeds_from(&ratio, Clone::clone))?,
-            wrt_q: difference(&q.label_marginals()?, &self.label_marginals()?),
+            wrt_q: self.marginal_gap(q)?,
         })
+    }
+
+    /// `μ^q − μ^p` (label marginals), the gradient of `H(p, q)` and of
+    /// `KL(p ‖ q)` with respect to the scores of `q`. Where an arc is nearly
+    /// certain under both, `μ^q_e − μ^p_e` is a tiny difference of two
+    /// numbers near `1` that `f64` cannot hold apart; every column of the
+    /// difference sums to zero (and, single-root, the root row), so that
+    /// entry is taken as minus the sum of the others, each a difference of
+    /// small marginals (as [`Model::marginals_vjp`] balances its columns).
+    /// `O(|labels| n²)`.
+    fn marginal_gap(&self, q: &Model<E>) -> Result<PerLabel<E::Scalar>> {
+        let p_mu = self.label_marginals()?;
+        let mut gap = difference(&q.label_marginals()?, &p_mu);
+        crate::gradient::balance(&mut gap, &p_mu, self.rooting());
+        Ok(gap)
     }
 
     fn finite_or_error(&self, q_logs: &[Matrix<Option<E::Scalar>>]) -> Result<()> {

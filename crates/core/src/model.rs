@@ -301,7 +301,7 @@ impl<E: Engine> Model<E> {
         let shift = &self.prepared.shift;
         let n = self.n();
         for m in (1..=n).filter(|&m| self.prepared.ln_scale != shift[m]) {
-            let factor = E::Scalar::from_f64((self.prepared.ln_scale - shift[m]).exp());
+            let factor = E::Scalar::from_f64(self.prepared.scale_without(m));
             for h in 0..=n {
                 g[(h, m)] *= &factor;
             }

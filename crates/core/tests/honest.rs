@@ -17,6 +17,9 @@ use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
 
 type Reference = HighPrecision<1216>;
 
+/// The `shift` of [`graph`] that asks for arc scores spread over `±50`.
+const SPREAD: f64 = f64::INFINITY;
+
 fn arc(h: usize, m: usize) -> ArcRef {
     ArcRef {
         head: h,
@@ -30,11 +33,22 @@ fn arc(h: usize, m: usize) -> ArcRef {
 /// weights `e^θ` rounded to `f64` instead of the scores: the same
 /// distribution moved by the relative `2⁻⁵³` that preparing weights in
 /// `f64` costs every engine (the conditioning floor).
+///
+/// `shift = SPREAD` gives the nearly deterministic family instead: word-arc
+/// scores uniform in `±50`, root scores `N(0, 1)`.
 fn graph(rng: &mut SplitMix64, n: usize, shift: f64, labels: usize, rounded: bool) -> Graph {
     let mut scores = || {
-        let mut s = random::normal_scores(rng, n, 1.0, 0.0);
+        let mut s = if shift == SPREAD {
+            random::uniform_scores(rng, n, 50.0)
+        } else {
+            random::normal_scores(rng, n, 1.0, 0.0)
+        };
         for m in 1..=n {
-            s[(0, m)] += shift;
+            s[(0, m)] = if shift == SPREAD {
+                rng.normal()
+            } else {
+                s[(0, m)] + shift
+            };
         }
         s
     };
@@ -194,6 +208,9 @@ struct Bar {
     entry: f64,
     slack: f64,
     may_refuse: bool,
+    /// One quantity held to its own lower `(norm, entry)` bars: a gap
+    /// measured and documented where the bar is set.
+    weak: Option<(&'static str, f64, f64)>,
 }
 
 /// Every quantity of `engine` against the reference: at least the bars,
@@ -214,6 +231,23 @@ fn check<E: Engine<Scalar = f64>>(
         match a {
             Ok(a) => {
                 let (norm, entry) = bits(a, e);
+                if std::env::var_os("HONEST_WORST").is_some() {
+                    let mut v: Vec<(usize, f64, f64)> = a
+                        .iter()
+                        .zip(e)
+                        .enumerate()
+                        .map(|(i, (x, y))| (i, *x, *y))
+                        .filter(|(_, x, y)| x != y)
+                        .collect();
+                    v.sort_by(|p, q| {
+                        ((q.1 - q.2) / q.2)
+                            .abs()
+                            .total_cmp(&((p.1 - p.2) / p.2).abs())
+                    });
+                    for (i, x, y) in v.iter().take(4) {
+                        println!("  {ctx} {name} [{i}] found {x:e} exact {y:e}");
+                    }
+                }
                 if std::env::var_os("HONEST_PRINT").is_some() {
                     println!(
                         "{ctx} {} {name}: {norm:.1} / {entry:.1}, floor {floor:.1}",
@@ -222,6 +256,8 @@ fn check<E: Engine<Scalar = f64>>(
                 }
                 let (need_norm, need_entry) = if *name == "ln Z" && bar.may_refuse {
                     (20.0, 0.0)
+                } else if let Some((_, norm, entry)) = bar.weak.filter(|w| w.0 == *name) {
+                    (norm, entry)
                 } else {
                     (bar.norm, bar.entry.min(floor) - bar.slack)
                 };
@@ -254,12 +290,14 @@ fn shifted_families_keep_their_bits_or_refuse() {
         entry: 40.0,
         slack: 4.0,
         may_refuse: false,
+        weak: None,
     };
     let dense = Bar {
         norm: 30.0,
         entry: 0.0,
         slack: 0.0,
         may_refuse: true,
+        weak: None,
     };
     for (n, labels) in [(5, 1), (5, 2), (9, 1)] {
         for shift in [0.0, -20.0, -300.0] {
@@ -284,6 +322,43 @@ fn shifted_families_keep_their_bits_or_refuse() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Nearly deterministic graphs (word-arc scores uniform in `±50`, so most
+/// marginals are within `1e-20` of 0 or 1, and the derivatives are tiny
+/// differences such as `μ_e (E[g | e] − E[g])` with `E[g] ≈ 1e-22`): both
+/// cancellation-free engines keep ≥ 45 bits norm-wise and, entry by entry,
+/// 40 bits or within 4 of the floor (measured: ≥ 47.4 norm-wise, ≥ 41
+/// entry-wise), where dual-number tangents kept 38.7 norm-wise (the
+/// single-root attachment gradient: relative tangents `±1` cancelling to
+/// `1e-22`; 18 / 1 bits on the example's labeled case). The GE gradient is
+/// held to its measured level, a known gap: `38.9 / 16.4` (dual numbers:
+/// `37.5 / 15.0`). Its worst entries are `μ_e (E[g | e] − E[g])` with
+/// `E[g | e] − E[g]` near `1e-21` while the seed and the marginals of a
+/// column elsewhere (`0.77` against `0.23`) are `O(1)`: those `O(1)`
+/// parts cancel between the two expectations, and rounding the values
+/// they are formed from costs `ε` absolutely whatever the tangent type.
+#[test]
+fn spread_family_keeps_its_bits() {
+    let accurate = Bar {
+        norm: 45.0,
+        entry: 40.0,
+        slack: 4.0,
+        may_refuse: false,
+        weak: Some(("GE", 37.0, 14.0)),
+    };
+    let log = accurate;
+    for (n, labels) in [(5, 1), (5, 2), (7, 1)] {
+        for rooting in Rooting::ALL {
+            let ctx = format!("n={n} labels={labels} spread {}", rooting.name());
+            let c = case(n, SPREAD, labels, 7_919 + n as u64, false);
+            let exact = quantities(Reference::default(), &c, rooting);
+            let moved = case(n, SPREAD, labels, 7_919 + n as u64, true);
+            let floor = quantities(Reference::default(), &moved, rooting);
+            check(Accurate, &exact, &floor, &c, rooting, accurate, &ctx);
+            check(LogAccurate, &exact, &floor, &c, rooting, log, &ctx);
         }
     }
 }
@@ -356,8 +431,10 @@ fn dense_check_accepts_ordinary_graphs() {
 }
 
 /// The derivative of `Z` for forbidden arcs and at `Z`'s own scale, from
-/// the elimination: against the reference at 1e-12 relative (entry-wise:
-/// `Z ν` multiplies non-negative numbers only).
+/// the elimination: against the reference at 1e-14 relative (entry-wise:
+/// `Z ν` multiplies non-negative numbers only, `n = 8` words give a few tens
+/// of roundings, and the factor `e^{Σ c}` of the column shifts is taken
+/// from their double-double sum, not from a sum rounded to `|Σ c| ε`).
 #[test]
 fn grad_partition_entrywise() {
     let mut rng = SplitMix64::new(77);
@@ -377,7 +454,7 @@ fn grad_partition_entrywise() {
             .unwrap();
         for (x, y) in a.as_slice().iter().zip(e.as_slice()) {
             let y = y.to_f64();
-            assert!((x - y).abs() <= 1e-12 * y.abs(), "{rooting:?}: {x} vs {y}");
+            assert!((x - y).abs() <= 1e-14 * y.abs(), "{rooting:?}: {x} vs {y}");
         }
     }
 }

@@ -4,8 +4,8 @@ use std::sync::OnceLock;
 
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
-    self, Dual, Elimination, Graded, LnDual, LnGraded, LnPositive, NonNegative, RootTangent,
-    Tangent,
+    self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
+    NonNegative, RootTangent, Tangent,
 };
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -21,7 +21,7 @@ use crate::scalar::Sign;
 /// Derivatives come from the elimination too: the vector–Jacobian product of
 /// the marginals ([`Factors::marginals_vjp`], behind every gradient and the
 /// Jacobian–vector route of second order) is the elimination run on
-/// [`Dual`] numbers ([`elimination::marginals_jvp`]), and `∂Z/∂w = Z ν`
+/// [`Anchored`] numbers ([`elimination::marginals_jvp`]), and `∂Z/∂w = Z ν`
 /// ([`elimination::log_partition_gradient`]). What it does not answer (the
 /// inverse `X`, solves, the adjugate when `Z = 0`) comes from a dense
 /// factorisation `F` of the Laplacian, formed on first use; the model does
@@ -45,7 +45,7 @@ use crate::scalar::Sign;
 ///   `J ḡ = J (ḡ − c 1_root) + c J 1_root`, the second product from its own
 ///   run. `J 1_root = Cov[1_e, #root arcs]` is a small difference when
 ///   the root arcs are nearly always one (`e^{shift}` times `μ_e`): on
-///   [`Dual`] it kept only `n ε μ_e` absolutely, and `c` times that cost
+///   [`elimination::Dual`] it kept only `n ε μ_e` absolutely, and `c` times that cost
 ///   multi-root entropy-type seeds `log₂ |c|` bits. It runs on [`Graded`]
 ///   numbers instead, whose tangents split into an integer multiple of the
 ///   value, added exactly, and a remainder of the size of the answer.
@@ -116,15 +116,23 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok(elimination::log_partition_gradient(&logs, self.rooting)?.map(NonNegative::to_weight))
     }
 
-    /// `J θ̇` by the elimination on dual numbers, in log space when the
-    /// `f64` run left `f64`'s safe range.
-    fn jvp(&self, direction: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
-        let (v, tiny) =
-            elimination::marginals_jvp::<P::Dual>(&self.weights, direction, self.rooting)?;
+    /// `J θ̇` by the elimination on dual numbers, or on anchored ones when
+    /// `anchored` (nearly certain arcs), in log space when the `f64` run
+    /// left `f64`'s safe range.
+    fn jvp(&self, direction: &Matrix<f64>, anchored: bool) -> Result<Matrix<f64>, Numerical> {
+        let (w, d, r) = (&self.weights, direction, self.rooting);
+        if anchored {
+            let (v, tiny) = elimination::marginals_jvp::<P::Anchored>(w, d, r)?;
+            if !tiny {
+                return Ok(v);
+            }
+            return Ok(elimination::marginals_jvp::<LnAnchored>(w, d, r)?.0);
+        }
+        let (v, tiny) = elimination::marginals_jvp::<P::Dual>(w, d, r)?;
         if !tiny {
             return Ok(v);
         }
-        Ok(elimination::marginals_jvp::<LnDual>(&self.weights, direction, self.rooting)?.0)
+        Ok(elimination::marginals_jvp::<LnDual>(w, d, r)?.0)
     }
 
     /// `J 1_root = Cov[1_e, #root arcs]` (multi-root) by the elimination on
@@ -209,22 +217,48 @@ fn centred(
     dir
 }
 
-/// The number type whose elimination runs a tangent along: [`Dual`] for
-/// `f64`, [`LnDual`] for [`LnPositive`].
+/// Whether some arc is certain to within `2⁻²⁶`: `1 − μ_e`, summed from the
+/// other marginals of its column (or, single-root, of the root row), below
+/// `2⁻²⁶`. Then a derivative can be `1e-20` times smaller than the marginal
+/// it belongs to, formed from relative tangents that cancel exactly (the
+/// structure of the nearly certain trees): [`Anchored`] numbers keep them
+/// apart, where [`Dual`] numbers keep only `ε μ_e` absolutely. Elsewhere
+/// [`Dual`] is cheaper and, when no term of a sum dominates, 2–5 bits more
+/// accurate (anchored remainders then carry `O(|θ̇|)` parts that cancel).
+/// `O(n²)`.
+fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
+    let n1 = mu.rows();
+    let threshold = 2f64.powi(-26);
+    let line = |cells: &mut dyn Iterator<Item = f64>| {
+        let v: Vec<f64> = cells.collect();
+        let top = v.iter().copied().fold(0.0f64, f64::max);
+        let rest: f64 = v.iter().filter(|&&x| x != top).sum();
+        top > 0.5 && rest < threshold
+    };
+    let columns = (1..n1).any(|m| line(&mut (0..n1).filter(|&h| h != m).map(|h| mu[(h, m)])));
+    columns || (rooting == Rooting::Single && line(&mut (1..n1).map(|m| mu[(0, m)])))
+}
+
+/// The number types whose elimination runs a tangent along: [`Dual`] and
+/// [`Anchored`] for `f64`, [`LnDual`] and [`LnAnchored`] for [`LnPositive`].
 pub trait WithTangent: NonNegative {
     /// The tangent type.
     type Dual: Tangent;
+    /// The tangent type with exact anchors, for nearly certain arcs.
+    type Anchored: Tangent;
     /// The tangent type along the root scaling ([`Graded`]).
     type Graded: RootTangent;
 }
 
 impl WithTangent for f64 {
     type Dual = Dual;
+    type Anchored = Anchored;
     type Graded = Graded;
 }
 
 impl WithTangent for LnPositive {
     type Dual = LnDual;
+    type Anchored = LnAnchored;
     type Graded = LnGraded;
 }
 
@@ -289,7 +323,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     }
 
     /// `J ḡ` by the elimination on dual numbers ([`elimination::marginals_jvp`]
-    /// on the centred seed), in log space ([`LnDual`]) when the `f64` run left
+    /// on the centred seed), in log space ([`LnAnchored`]) when the `f64` run left
     /// `f64`'s safe range. About `4.5 n³` multiply-adds on top of the
     /// (cached) marginals; no dense factorisation.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
@@ -314,7 +348,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
         if split {
             roots().for_each(|m| seed[(0, m)] -= offset);
         }
-        let mut v = self.jvp(&centred(&seed, &self.weights, &mu, self.rooting))?;
+        let anchored = nearly_certain(&mu, self.rooting);
+        let mut v = self.jvp(&centred(&seed, &self.weights, &mu, self.rooting), anchored)?;
         if split {
             let per_root = self.root_jvp()?;
             for (x, y) in v.as_mut_slice().iter_mut().zip(per_root.as_slice()) {

@@ -178,6 +178,25 @@ impl<S> Prepared<S> {
     pub fn ln_scale(&self) -> f64 {
         self.ln_scale
     }
+
+    /// `e^{Σ_{m' ≠ m} c_{m'}}`, the factor that takes `∂Z/∂w` of the
+    /// prepared weights of column `m` back to the graph's, to a few ulps:
+    /// the shifts are summed in double-double (two-sum), so the exponential
+    /// sees their sum exactly, not rounded to `|Σ c| ε` (`2⁻⁴⁵` at
+    /// `Σ c ≈ 250`). `O(n)`; `+∞` beyond `f64`.
+    pub(crate) fn scale_without(&self, m: usize) -> f64 {
+        let (mut hi, mut lo) = (0.0f64, 0.0f64);
+        for (k, &c) in self.shift.iter().enumerate() {
+            if k != m {
+                let s = hi + c;
+                let bb = s - hi;
+                lo += (hi - (s - bb)) + (c - bb);
+                hi = s;
+            }
+        }
+        let e = hi.exp();
+        e + e * lo
+    }
 }
 
 impl<S: FromScore> Prepared<S> {
