@@ -432,3 +432,27 @@ pub fn elimination_against_dense(n: usize, shift: f64, groups: usize, seed: u64)
     };
     (marginals(&accurate, &shifted), marginals(&dense, &i.p))
 }
+
+impl Inputs {
+    /// The same inputs with `p`'s root scores (and the score matrix's) moved
+    /// by `shift` (`−40`: inputs that need the elimination).
+    ///
+    /// # Panics
+    /// If the shifted scores are invalid (they are not, for a finite shift).
+    pub fn with_root_shift(mut self, shift: f64) -> Inputs {
+        if shift == 0.0 {
+            return self;
+        }
+        let n = self.n;
+        let rows: Vec<Vec<f64>> = (0..=n)
+            .map(|h| {
+                (0..=n)
+                    .map(|m| self.scores[(h, m)] + if h == 0 { shift } else { 0.0 })
+                    .collect()
+            })
+            .collect();
+        self.p = Graph::from_scores(&rows).expect("valid scores");
+        self.scores = score_matrix(&self.p);
+        self
+    }
+}

@@ -814,13 +814,29 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
-    let elimination = Elimination::new(weights, rooting);
+    let work = Work::new(weights, rooting);
+    let n = work.r;
+    // The divide and conquer eliminates the words in the natural order along
+    // its last branches (the first half, then the first half of the rest, …),
+    // so its pivots are those of `Elimination::new`, bit for bit: no second
+    // forward elimination is needed to find `Z = 0` or an extreme pivot.
+    let (nu, nu_root, tiny, pivots, roots_extreme) = match gradient(&work) {
+        Ok(g) => g,
+        Err(e) => {
+            // Report the first zero pivot of the natural order, as before.
+            return Err(Elimination::new(weights, rooting)
+                .zero_pivot()
+                .map_or(e, |pivot| Numerical::Singular { pivot }));
+        }
+    };
+    let elimination = Elimination {
+        pivots,
+        rooting,
+        tiny: work.tiny || roots_extreme,
+    };
     if let Some(pivot) = elimination.zero_pivot() {
         return Err(Numerical::Singular { pivot });
     }
-    let work = Work::new(weights, rooting);
-    let n = work.r;
-    let (nu, nu_root, tiny) = gradient(&work)?;
     let tiny = tiny || elimination.is_extreme();
     // Root weights enter as `t ρ` for single-root trees: `∂/∂ρ = t ∂/∂(tρ)`.
     let t = Leading {
@@ -1486,11 +1502,18 @@ pub fn root_scaling_jvp<G: RootTangent>(
     Ok((mu.map(RootTangent::root_tangent), tiny))
 }
 
+/// What [`gradient`] returns: `∂ ln Z` for the arcs (`r × r`) and the root
+/// weights, whether a forward product was tiny, the pivots of the natural
+/// elimination order, and whether a root weight was extreme when its word
+/// was eliminated in that order.
+type Gradient<P> = (Vec<P>, Vec<Leading<P>>, bool, Vec<Leading<P>>, bool);
+
 /// `∂ ln Z` with respect to every arc weight (`r × r`, word heads, at
 /// `t = 0`) and every root weight (leading terms) of `work`, and whether a
-/// forward product was tiny.
-#[allow(clippy::type_complexity)]
-fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, bool), Numerical> {
+/// forward product was tiny; also the pivots of [`Elimination::new`] on
+/// `work`, which the last branch of every level computes anyway (see
+/// [`Gradient`]).
+fn gradient<P: NonNegative>(work: &Work<P>) -> Result<Gradient<P>, Numerical> {
     let r = work.r;
     if r == 1 {
         let rho = &work.root[0];
@@ -1499,12 +1522,21 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
         }
         let nu_root = Leading::finite(P::unit()).over(rho);
         let tiny = work.tiny || nu_root.value.is_extreme();
-        return Ok((vec![P::nil()], vec![nu_root], tiny));
+        let extreme = rho.value.is_extreme();
+        return Ok((
+            vec![P::nil()],
+            vec![nu_root],
+            tiny,
+            vec![rho.clone()],
+            extreme,
+        ));
     }
     let half = r / 2;
     let mut nu = vec![P::nil(); r * r];
     let mut nu_root = vec![Leading::nil(); r];
     let mut tiny = work.tiny;
+    let mut pivots = Vec::new();
+    let mut roots_extreme = false;
     for (keep, drop) in [(0..half, half..r), (half..r, 0..half)] {
         let mut g = work.clone();
         // Eliminating the dropped half from its far end keeps the words
@@ -1515,16 +1547,28 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
             drop.clone().rev().collect()
         };
         let alive_after = |k: usize| if drop.start == 0 { k + 1..r } else { 0..k };
+        let natural = drop.start == 0;
         let mut steps = Vec::with_capacity(order.len());
         for &k in &order {
+            if natural {
+                roots_extreme |= g.root[k].value.is_extreme();
+            }
             let step = g.eliminate(k, alive_after(k), true);
             if step.pivot.is_nil() {
                 return Err(Numerical::Singular { pivot: k });
             }
+            if natural {
+                pivots.push(step.pivot.clone());
+            }
             steps.push(step);
         }
-        let (sub_nu, sub_root, sub_tiny) = gradient(&g.restrict(keep.clone()))?;
+        let (sub_nu, sub_root, sub_tiny, sub_pivots, sub_extreme) =
+            gradient(&g.restrict(keep.clone()))?;
         tiny |= sub_tiny;
+        if natural {
+            pivots.extend(sub_pivots);
+            roots_extreme |= sub_extreme;
+        }
         let kl = keep.len();
         for i in 0..kl {
             let dst = (keep.start + i) * r + keep.start;
@@ -1558,7 +1602,7 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
             nu[dst..dst + kl].clone_from_slice(&acc);
         }
     }
-    Ok((nu, nu_root, tiny))
+    Ok((nu, nu_root, tiny, pivots, roots_extreme))
 }
 
 #[cfg(test)]
