@@ -1669,4 +1669,69 @@ mod tests {
         assert_eq!(single.log_partition(), f64::NEG_INFINITY);
         assert!(marginals(&w, Rooting::Single).is_err());
     }
+
+    /// A seeded graph of `n` words with weights from `1e-6` to `1`, some
+    /// arcs forbidden (weight zero), root weights scaled by `root`.
+    fn seeded(n: usize, seed: u64, root: f64) -> Matrix<f64> {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        Matrix::from_fn(n + 1, n + 1, |h, m| {
+            let u = next();
+            if m == 0 || h == m || u < 0.1 {
+                0.0
+            } else {
+                (-14.0 * next()).exp() * if h == 0 { root } else { 1.0 }
+            }
+        })
+    }
+
+    /// The claim behind `checked_log_partition_gradient`: the divide and
+    /// conquer's natural-order branches reproduce the pivots of
+    /// `Elimination::new` bit for bit, for both rootings, at sizes whose
+    /// halves are odd and even.
+    #[test]
+    fn divide_and_conquer_pivots_are_the_natural_ones() {
+        for n in [1, 2, 3, 5, 8, 13, 21] {
+            for seed in 0..4 {
+                for rooting in Rooting::ALL {
+                    let w = seeded(n, seed, 1e-3);
+                    let natural = Elimination::new(&w, rooting);
+                    let Ok((_, _, _, pivots, _)) = gradient(&Work::new(&w, rooting)) else {
+                        assert!(natural.zero_pivot().is_some(), "n = {n}, seed {seed}");
+                        continue;
+                    };
+                    assert_eq!(pivots.len(), n);
+                    for (a, b) in pivots.iter().zip(&natural.pivots) {
+                        assert_eq!((a.value, a.order), (b.value, b.order), "n = {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Without a spanning tree the marginals report the first zero pivot of
+    /// the natural order, as `Elimination::zero_pivot` finds it.
+    #[test]
+    fn marginals_report_the_first_zero_pivot() {
+        for n in [2, 5, 9] {
+            for rooting in Rooting::ALL {
+                let mut w = seeded(n, 7, 1.0);
+                // Word 2 unreachable: no arc into it at all.
+                for h in 0..=n {
+                    w[(h, 2)] = 0.0;
+                }
+                let expected = Elimination::new(&w, rooting).zero_pivot().expect("no tree");
+                assert_eq!(
+                    marginals(&w, rooting).unwrap_err(),
+                    Numerical::Singular { pivot: expected },
+                    "n = {n}, {rooting:?}"
+                );
+            }
+        }
+    }
 }

@@ -30,12 +30,13 @@ pub const CERTIFY_MARGINAL_BITS: i32 = 40;
 /// inverse only to try its marginals: above it, unless the inverse is
 /// formed anyway (a vector–Jacobian product needs it), the marginals come
 /// straight from the elimination. A speed policy, not an accuracy one
-/// (the elimination's marginals are always accurate): with `N(0, 2²)`
-/// scores, the entry-wise test passes on most graphs at `n ≤ 20`, on
-/// about half at `n = 36` and almost never from `n = 50` on
-/// (`cargo run --release -p spantree-bench --example certified`), where
-/// the inverse would be `2n³` flops thrown away.
-pub const DENSE_MARGINALS_UP_TO: usize = 40;
+/// (the elimination's marginals are always accurate): trying pays when
+/// more than about a third of the graphs pass (the elimination's marginals
+/// cost 3–4 inverses). With `N(0, 2²)` single-root scores the entry-wise
+/// test passed on 15 of 20 graphs at `n = 20`, 13 at `n = 36`, 9 at
+/// `n = 50` and 4 at `n = 64`; multi-root, on none from `n = 20`
+/// (`cargo run --release -p spantree-bench --example certified 20 36 50 64`).
+pub const DENSE_MARGINALS_UP_TO: usize = 56;
 
 /// A Laplacian factorised densely and, where the dense factorisation cannot
 /// be trusted, by the cancellation-free elimination ([`Eliminated`]).
