@@ -58,7 +58,15 @@ pub const DENSE_MARGINALS_UP_TO: usize = 56;
 ///   A marginal far below `1` that the inverse reads as a small difference
 ///   `X_mm − X_mh` fails it: measured with `N(0, 2²)` single-root scores,
 ///   all graphs pass at `n = 10`, 13 in 20 at `n = 36`, none from
-///   `n = 100` (`cargo run --release -p spantree-bench --example certified`);
+///   `n = 100` (`cargo run --release -p spantree-bench --example certified`).
+///   The inverse is formed for this test only up to
+///   [`DENSE_MARGINALS_UP_TO`] words, or when a vector–Jacobian product
+///   formed it anyway; otherwise, and when the test fails, the marginals
+///   come from the elimination's marginal pass alone (`ln Z` is certified:
+///   no forward elimination for it). The test is conservative: on the
+///   same inputs, dense LU keeps ≥ 47 bits on every marginal against exact
+///   rationals at `n = 20`–`100` where it refuses them
+///   (`cargo run --release -p spantree-bench --example dense_marginal_bits`);
 /// * **not certified** (root weights tiny next to arc weights, pivot
 ///   cancellation): every answer comes from the elimination, formed then.
 ///
