@@ -413,14 +413,7 @@ pub fn corpus_pass(graphs: &[Graph], threads: usize) -> f64 {
 /// unshifted graph (the dense path), in seconds.
 pub fn elimination_against_dense(n: usize, shift: f64, groups: usize, seed: u64) -> (f64, f64) {
     let i = Inputs::new(n, seed);
-    let rows: Vec<Vec<f64>> = (0..=n)
-        .map(|h| {
-            (0..=n)
-                .map(|m| i.scores[(h, m)] + if h == 0 { shift } else { 0.0 })
-                .collect()
-        })
-        .collect();
-    let shifted = Graph::from_scores(&rows).expect("valid scores");
+    let shifted = Inputs::new(n, seed).with_root_shift(shift).p;
     let marginals = |engine: &dyn Fn(&Graph) -> f64, g: &Graph| median_time(groups, || engine(g));
     let accurate = |g: &Graph| {
         let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
