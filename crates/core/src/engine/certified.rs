@@ -15,7 +15,7 @@ use crate::scalar::Sign;
 /// The largest estimated absolute error of `ln |det L|`
 /// ([`Factorization::ln_det_error`]) under which [`Certified`] answers from
 /// the dense LU: `2⁻⁴⁰`, the bar the model sets for any dense derivative
-/// ([`DERIVATIVE_TOLERANCE`](crate::DERIVATIVE_TOLERANCE)), and at most
+/// ([`DERIVATIVE_TOLERANCE`](crate::model::DERIVATIVE_TOLERANCE)), and at most
 /// `2⁻⁴² max(1, |ln det L|)`, so that `ln Z` keeps the 42 bits the
 /// elimination is held to.
 pub const CERTIFY_LN_DET: f64 = 9.094_947_017_729_282e-13;
