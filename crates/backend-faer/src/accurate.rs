@@ -43,9 +43,13 @@ use crate::Lu;
 ///
 /// [`LogAccurate`] always eliminates.
 ///
-/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks.
-/// Otherwise the dense LU plus `n³/3` multiply-adds for `ln Z`, about
-/// `1.3 n³` more for the marginals (a divide and conquer, see
+/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks;
+/// marginals that fail the entry-wise test, and those of graphs above
+/// [`DENSE_MARGINALS_UP_TO`](spantree_core::engine::DENSE_MARGINALS_UP_TO)
+/// words (unless the inverse is formed anyway), come from the
+/// elimination's marginal pass alone, about `1.3 n³` multiply-adds and no
+/// inverse. Otherwise the dense LU plus `n³/3` multiply-adds for `ln Z`,
+/// about `1.3 n³` more for the marginals (a divide and conquer, see
 /// [`spantree_core::elimination`]), about `4 n³` per vector–Jacobian
 /// product; measured 1.5–2.5× the time of the dense route (crate docs).
 ///

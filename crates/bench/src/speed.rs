@@ -413,14 +413,7 @@ pub fn corpus_pass(graphs: &[Graph], threads: usize) -> f64 {
 /// unshifted graph (the dense path), in seconds.
 pub fn elimination_against_dense(n: usize, shift: f64, groups: usize, seed: u64) -> (f64, f64) {
     let i = Inputs::new(n, seed);
-    let rows: Vec<Vec<f64>> = (0..=n)
-        .map(|h| {
-            (0..=n)
-                .map(|m| i.scores[(h, m)] + if h == 0 { shift } else { 0.0 })
-                .collect()
-        })
-        .collect();
-    let shifted = Graph::from_scores(&rows).expect("valid scores");
+    let shifted = Inputs::new(n, seed).with_root_shift(shift).p;
     let marginals = |engine: &dyn Fn(&Graph) -> f64, g: &Graph| median_time(groups, || engine(g));
     let accurate = |g: &Graph| {
         let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
@@ -431,4 +424,28 @@ pub fn elimination_against_dense(n: usize, shift: f64, groups: usize, seed: u64)
         m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
     };
     (marginals(&accurate, &shifted), marginals(&dense, &i.p))
+}
+
+impl Inputs {
+    /// The same inputs with `p`'s root scores (and the score matrix's) moved
+    /// by `shift` (`−40`: inputs that need the elimination).
+    ///
+    /// # Panics
+    /// If the shifted scores are invalid (they are not, for a finite shift).
+    pub fn with_root_shift(mut self, shift: f64) -> Inputs {
+        if shift == 0.0 {
+            return self;
+        }
+        let n = self.n;
+        let rows: Vec<Vec<f64>> = (0..=n)
+            .map(|h| {
+                (0..=n)
+                    .map(|m| self.scores[(h, m)] + if h == 0 { shift } else { 0.0 })
+                    .collect()
+            })
+            .collect();
+        self.p = Graph::from_scores(&rows).expect("valid scores");
+        self.scores = score_matrix(&self.p);
+        self
+    }
 }

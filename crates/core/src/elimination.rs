@@ -833,13 +833,29 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
-    let elimination = Elimination::new(weights, rooting);
+    let work = Work::new(weights, rooting);
+    let n = work.r;
+    // The divide and conquer eliminates the words in the natural order along
+    // its last branches (the first half, then the first half of the rest, …),
+    // so its pivots are those of `Elimination::new`, bit for bit: no second
+    // forward elimination is needed to find `Z = 0` or an extreme pivot.
+    let (nu, nu_root, tiny, pivots, roots_extreme) = match gradient(&work) {
+        Ok(g) => g,
+        Err(e) => {
+            // Report the first zero pivot of the natural order, as before.
+            return Err(Elimination::new(weights, rooting)
+                .zero_pivot()
+                .map_or(e, |pivot| Numerical::Singular { pivot }));
+        }
+    };
+    let elimination = Elimination {
+        pivots,
+        rooting,
+        tiny: work.tiny || roots_extreme,
+    };
     if let Some(pivot) = elimination.zero_pivot() {
         return Err(Numerical::Singular { pivot });
     }
-    let work = Work::new(weights, rooting);
-    let n = work.r;
-    let (nu, nu_root, tiny) = gradient(&work)?;
     let tiny = tiny || elimination.is_extreme();
     // Root weights enter as `t ρ` for single-root trees: `∂/∂ρ = t ∂/∂(tρ)`.
     let t = Leading {
@@ -1884,11 +1900,18 @@ impl Tangent for LnAnchored {
     }
 }
 
+/// What [`gradient`] returns: `∂ ln Z` for the arcs (`r × r`) and the root
+/// weights, whether a forward product was tiny, the pivots of the natural
+/// elimination order, and whether a root weight was extreme when its word
+/// was eliminated in that order.
+type Gradient<P> = (Vec<P>, Vec<Leading<P>>, bool, Vec<Leading<P>>, bool);
+
 /// `∂ ln Z` with respect to every arc weight (`r × r`, word heads, at
 /// `t = 0`) and every root weight (leading terms) of `work`, and whether a
-/// forward product was tiny.
-#[allow(clippy::type_complexity)]
-fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, bool), Numerical> {
+/// forward product was tiny; also the pivots of [`Elimination::new`] on
+/// `work`, which the last branch of every level computes anyway (see
+/// [`Gradient`]).
+fn gradient<P: NonNegative>(work: &Work<P>) -> Result<Gradient<P>, Numerical> {
     let r = work.r;
     if r == 1 {
         let rho = &work.root[0];
@@ -1897,12 +1920,21 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
         }
         let nu_root = Leading::finite(P::unit()).over(rho);
         let tiny = work.tiny || nu_root.value.is_extreme();
-        return Ok((vec![P::nil()], vec![nu_root], tiny));
+        let extreme = rho.value.is_extreme();
+        return Ok((
+            vec![P::nil()],
+            vec![nu_root],
+            tiny,
+            vec![rho.clone()],
+            extreme,
+        ));
     }
     let half = r / 2;
     let mut nu = vec![P::nil(); r * r];
     let mut nu_root = vec![Leading::nil(); r];
     let mut tiny = work.tiny;
+    let mut pivots = Vec::new();
+    let mut roots_extreme = false;
     for (keep, drop) in [(0..half, half..r), (half..r, 0..half)] {
         let mut g = work.clone();
         // Eliminating the dropped half from its far end keeps the words
@@ -1913,16 +1945,28 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
             drop.clone().rev().collect()
         };
         let alive_after = |k: usize| if drop.start == 0 { k + 1..r } else { 0..k };
+        let natural = drop.start == 0;
         let mut steps = Vec::with_capacity(order.len());
         for &k in &order {
+            if natural {
+                roots_extreme |= g.root[k].value.is_extreme();
+            }
             let step = g.eliminate(k, alive_after(k), true);
             if step.pivot.is_nil() {
                 return Err(Numerical::Singular { pivot: k });
             }
+            if natural {
+                pivots.push(step.pivot.clone());
+            }
             steps.push(step);
         }
-        let (sub_nu, sub_root, sub_tiny) = gradient(&g.restrict(keep.clone()))?;
+        let (sub_nu, sub_root, sub_tiny, sub_pivots, sub_extreme) =
+            gradient(&g.restrict(keep.clone()))?;
         tiny |= sub_tiny;
+        if natural {
+            pivots.extend(sub_pivots);
+            roots_extreme |= sub_extreme;
+        }
         let kl = keep.len();
         for i in 0..kl {
             let dst = (keep.start + i) * r + keep.start;
@@ -1956,7 +2000,7 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<(Vec<P>, Vec<Leading<P>>, 
             nu[dst..dst + kl].clone_from_slice(&acc);
         }
     }
-    Ok((nu, nu_root, tiny))
+    Ok((nu, nu_root, tiny, pivots, roots_extreme))
 }
 
 #[cfg(test)]
@@ -2022,5 +2066,70 @@ mod tests {
         assert!(single.zero_pivot().is_some());
         assert_eq!(single.log_partition(), f64::NEG_INFINITY);
         assert!(marginals(&w, Rooting::Single).is_err());
+    }
+
+    /// A seeded graph of `n` words with weights from `1e-6` to `1`, some
+    /// arcs forbidden (weight zero), root weights scaled by `root`.
+    fn seeded(n: usize, seed: u64, root: f64) -> Matrix<f64> {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        Matrix::from_fn(n + 1, n + 1, |h, m| {
+            let u = next();
+            if m == 0 || h == m || u < 0.1 {
+                0.0
+            } else {
+                (-14.0 * next()).exp() * if h == 0 { root } else { 1.0 }
+            }
+        })
+    }
+
+    /// The claim behind `checked_log_partition_gradient`: the divide and
+    /// conquer's natural-order branches reproduce the pivots of
+    /// `Elimination::new` bit for bit, for both rootings, at sizes whose
+    /// halves are odd and even.
+    #[test]
+    fn divide_and_conquer_pivots_are_the_natural_ones() {
+        for n in [1, 2, 3, 5, 8, 13, 21] {
+            for seed in 0..4 {
+                for rooting in Rooting::ALL {
+                    let w = seeded(n, seed, 1e-3);
+                    let natural = Elimination::new(&w, rooting);
+                    let Ok((_, _, _, pivots, _)) = gradient(&Work::new(&w, rooting)) else {
+                        assert!(natural.zero_pivot().is_some(), "n = {n}, seed {seed}");
+                        continue;
+                    };
+                    assert_eq!(pivots.len(), n);
+                    for (a, b) in pivots.iter().zip(&natural.pivots) {
+                        assert_eq!((a.value, a.order), (b.value, b.order), "n = {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Without a spanning tree the marginals report the first zero pivot of
+    /// the natural order, as `Elimination::zero_pivot` finds it.
+    #[test]
+    fn marginals_report_the_first_zero_pivot() {
+        for n in [2, 5, 9] {
+            for rooting in Rooting::ALL {
+                let mut w = seeded(n, 7, 1.0);
+                // Word 2 unreachable: no arc into it at all.
+                for h in 0..=n {
+                    w[(h, 2)] = 0.0;
+                }
+                let expected = Elimination::new(&w, rooting).zero_pivot().expect("no tree");
+                assert_eq!(
+                    marginals(&w, rooting).unwrap_err(),
+                    Numerical::Singular { pivot: expected },
+                    "n = {n}, {rooting:?}"
+                );
+            }
+        }
     }
 }

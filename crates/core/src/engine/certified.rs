@@ -1,8 +1,10 @@
 //! Dense LU where its own check certifies it, the cancellation-free
 //! elimination elsewhere: the accurate default at dense speed.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+use super::eliminated::eliminated_marginals;
 use super::{Dense, Eliminated, Factorization, Factors};
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -13,7 +15,7 @@ use crate::scalar::Sign;
 /// The largest estimated absolute error of `ln |det L|`
 /// ([`Factorization::ln_det_error`]) under which [`Certified`] answers from
 /// the dense LU: `2⁻⁴⁰`, the bar the model sets for any dense derivative
-/// ([`DERIVATIVE_TOLERANCE`](crate::DERIVATIVE_TOLERANCE)), and at most
+/// ([`DERIVATIVE_TOLERANCE`](crate::model::DERIVATIVE_TOLERANCE)), and at most
 /// `2⁻⁴² max(1, |ln det L|)`, so that `ln Z` keeps the 42 bits the
 /// elimination is held to.
 pub const CERTIFY_LN_DET: f64 = 9.094_947_017_729_282e-13;
@@ -23,6 +25,18 @@ pub const CERTIFY_LN_DET: f64 = 9.094_947_017_729_282e-13;
 /// elimination's: `40`, the elimination's own bar (every marginal above
 /// `1e-300` keeps ≥ 40 bits *relative to itself*).
 pub const CERTIFY_MARGINAL_BITS: i32 = 40;
+
+/// The largest number of words for which [`Certified`] forms the dense
+/// inverse only to try its marginals: above it, unless the inverse is
+/// formed anyway (a vector–Jacobian product needs it), the marginals come
+/// straight from the elimination. A speed policy, not an accuracy one
+/// (the elimination's marginals are always accurate): trying pays when
+/// more than about a third of the graphs pass (the elimination's marginals
+/// cost 3–4 inverses). With `N(0, 2²)` single-root scores the entry-wise
+/// test passed on 15 of 20 graphs at `n = 20`, 13 at `n = 36`, 9 at
+/// `n = 50` and 4 at `n = 64`; multi-root, on none from `n = 20`
+/// (`cargo run --release -p spantree-bench --example certified 20 36 50 64`).
+pub const DENSE_MARGINALS_UP_TO: usize = 56;
 
 /// A Laplacian factorised densely and, where the dense factorisation cannot
 /// be trusted, by the cancellation-free elimination ([`Eliminated`]).
@@ -44,7 +58,15 @@ pub const CERTIFY_MARGINAL_BITS: i32 = 40;
 ///   A marginal far below `1` that the inverse reads as a small difference
 ///   `X_mm − X_mh` fails it: measured with `N(0, 2²)` single-root scores,
 ///   all graphs pass at `n = 10`, 13 in 20 at `n = 36`, none from
-///   `n = 100` (`cargo run --release -p spantree-bench --example certified`);
+///   `n = 100` (`cargo run --release -p spantree-bench --example certified`).
+///   The inverse is formed for this test only up to
+///   [`DENSE_MARGINALS_UP_TO`] words, or when a vector–Jacobian product
+///   formed it anyway; otherwise, and when the test fails, the marginals
+///   come from the elimination's marginal pass alone (`ln Z` is certified:
+///   no forward elimination for it). The test is conservative: on the
+///   same inputs, dense LU keeps ≥ 47 bits on every marginal against exact
+///   rationals at `n = 20`–`100` where it refuses them
+///   (`cargo run --release -p spantree-bench --example dense_marginal_bits`);
 /// * **not certified** (root weights tiny next to arc weights, pivot
 ///   cancellation): every answer comes from the elimination, formed then.
 ///
@@ -59,6 +81,9 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     /// The estimated relative error of an entry of `X`, when certified.
     entry_error: f64,
     eliminated: OnceLock<Eliminated<f64, F>>,
+    /// Whether the dense inverse was asked for (then trying the dense
+    /// marginals costs only their `O(n²)` test).
+    inverse_formed: AtomicBool,
     /// The marginals, and whether they came from the dense inverse.
     marginals: OnceLock<(Result<Matrix<f64>, Numerical>, bool)>,
     factorize: fn(Matrix<f64>) -> F,
@@ -90,6 +115,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             certified,
             entry_error: error + 8.0 * n as f64 * f64::EPSILON,
             eliminated: OnceLock::new(),
+            inverse_formed: AtomicBool::new(false),
             marginals: OnceLock::new(),
             factorize,
         };
@@ -190,6 +216,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     }
 
     fn inverse(&self) -> Result<&Matrix<f64>, Numerical> {
+        self.inverse_formed.store(true, Ordering::Relaxed);
         self.dense.inverse()
     }
 
@@ -206,18 +233,32 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     }
 
     /// Dense where every entry is certified, the elimination's otherwise;
-    /// computed once.
+    /// computed once. The dense inverse is formed for the test only up to
+    /// [`DENSE_MARGINALS_UP_TO`] words (or when it exists anyway). When
+    /// `ln Z` is certified, the elimination runs its marginal pass alone
+    /// (its `ln Z` is not needed).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
         self.marginals
             .get_or_init(|| {
-                if self.certified {
+                if !self.certified {
+                    return (self.eliminated().marginals(), false);
+                }
+                let n = self.dense.weights().rows().saturating_sub(1);
+                if n <= DENSE_MARGINALS_UP_TO || self.inverse_formed.load(Ordering::Relaxed) {
+                    self.inverse_formed.store(true, Ordering::Relaxed);
                     match self.dense_marginals() {
                         Ok(Some(mu)) => return (Ok(mu), true),
                         Err(e) => return (Err(e), true),
                         Ok(None) => {}
                     }
                 }
-                (self.eliminated().marginals(), false)
+                if let Some(e) = self.eliminated.get() {
+                    return (e.marginals(), false);
+                }
+                (
+                    eliminated_marginals(self.dense.weights(), self.dense.rooting()),
+                    false,
+                )
             })
             .0
             .clone()
@@ -225,6 +266,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
         if self.certified {
+            self.inverse_formed.store(true, Ordering::Relaxed);
             self.dense.marginals_vjp(seed)
         } else {
             self.eliminated().marginals_vjp(seed)

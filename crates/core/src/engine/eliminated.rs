@@ -175,6 +175,26 @@ fn scaled_product<'a, P: NonNegative>(factors: impl Iterator<Item = &'a P>) -> O
     Some((mantissa, exponent))
 }
 
+/// [`elimination::marginals`] of `weights` in `P` as `f64`, rerun in log
+/// space when a forward product of the run fell below `f64`'s normal range
+/// ([`elimination::checked_marginals`]): the marginals of [`Eliminated`],
+/// without its forward elimination for `ln Z` (for callers that have `ln Z`
+/// already). `≈ 1.3 n³` multiply-adds.
+///
+/// # Errors
+/// As [`elimination::marginals`].
+pub(crate) fn eliminated_marginals<P: NonNegative>(
+    weights: &Matrix<P>,
+    rooting: Rooting,
+) -> Result<Matrix<f64>, Numerical> {
+    let (mu, tiny) = elimination::checked_marginals(weights, rooting)?;
+    if !tiny {
+        return Ok(mu.map(NonNegative::to_weight));
+    }
+    let logs = in_log_space(weights);
+    Ok(elimination::marginals(&logs, rooting)?.map(NonNegative::to_weight))
+}
+
 fn in_log_space<P: NonNegative>(weights: &Matrix<P>) -> Matrix<LnPositive> {
     weights.map(|w| LnPositive::from_ln(w.ln_weight()))
 }
@@ -310,15 +330,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// normal range ([`elimination::checked_marginals`]).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
         self.marginals
-            .get_or_init(|| {
-                let (mu, tiny) =
-                    elimination::checked_marginals(&self.elimination_weights, self.rooting)?;
-                if !tiny {
-                    return Ok(mu.map(NonNegative::to_weight));
-                }
-                let logs = in_log_space(&self.elimination_weights);
-                Ok(elimination::marginals(&logs, self.rooting)?.map(NonNegative::to_weight))
-            })
+            .get_or_init(|| eliminated_marginals(&self.elimination_weights, self.rooting))
             .clone()
     }
 

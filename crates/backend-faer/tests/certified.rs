@@ -1,0 +1,96 @@
+//! The default engine's two routes to the marginals, dense inverse where its
+//! entry-wise test certifies it and the elimination's marginal pass alone
+//! otherwise (always above `DENSE_MARGINALS_UP_TO` words unless the inverse
+//! exists), both against exact rationals: every marginal `≥ 1e-300` keeps
+//! the 40 bits the engine promises, whichever route answered.
+
+use spantree_bruteforce::random::{normal_scores, rows, SplitMix64};
+use spantree_core::engine::DENSE_MARGINALS_UP_TO;
+use spantree_core::{Engine, Factors, Graph, Model, Rooting, Scalar};
+use spantree_exact::Exact;
+use spantree_faer::Accurate;
+
+/// Correct bits of `found` against `exact`, relative.
+fn bits(found: f64, exact: f64) -> f64 {
+    if found == exact {
+        return 53.0;
+    }
+    (-((found - exact).abs() / exact.abs()).log2()).clamp(0.0, 53.0)
+}
+
+/// `N(0, 2²)` scores, some arcs forbidden, root scores moved by `shift`.
+fn graph(n: usize, seed: u64, shift: f64) -> Graph {
+    let mut rng = SplitMix64::new(seed);
+    let mut s = normal_scores(&mut rng, n, 2.0, 0.05);
+    for m in 1..=n {
+        s[(0, m)] += shift;
+    }
+    Graph::from_scores(&rows(&s)).expect("valid scores")
+}
+
+/// The fewest bits over all marginals `≥ 1e-300` of `mu` against exact.
+fn fewest_bits(mu: &[f64], exact: &[f64]) -> f64 {
+    exact
+        .iter()
+        .zip(mu)
+        .filter(|(e, _)| **e >= 1e-300)
+        .map(|(e, a)| bits(*a, *e))
+        .fold(53.0, f64::min)
+}
+
+/// Both routes, with and without the inverse formed first, for one graph:
+/// 40 bits (the engine's bar) on every marginal. Returns whether the dense
+/// route answered when the inverse was formed first.
+fn check(g: &Graph, rooting: Rooting) -> bool {
+    let exact: Vec<f64> = Model::new(Exact, g, rooting)
+        .and_then(|m| m.marginals())
+        .expect("exact marginals")
+        .as_slice()
+        .iter()
+        .map(Scalar::to_f64)
+        .collect();
+    let mut dense_used = false;
+    for inverse_first in [false, true] {
+        let prepared = Accurate.prepare(g, |&w| w).expect("prepared");
+        let f = Accurate.factorize(prepared.weights().clone(), rooting);
+        if inverse_first {
+            f.inverse().expect("inverse");
+        }
+        // The prepared weights are the graph's divided column by column,
+        // which leaves the marginals unchanged.
+        let mu = f.marginals().expect("marginals");
+        let fewest = fewest_bits(mu.as_slice(), &exact);
+        assert!(
+            fewest >= 40.0,
+            "n = {}, {rooting:?}, inverse first: {inverse_first}: {fewest:.1} bits",
+            g.n()
+        );
+        if !inverse_first {
+            // Above the size limit, the inverse is not formed for the test.
+            assert!(g.n() <= DENSE_MARGINALS_UP_TO || !f.dense_marginals_used());
+        } else {
+            dense_used = f.dense_marginals_used();
+        }
+    }
+    dense_used
+}
+
+#[test]
+fn both_routes_keep_forty_bits_against_exact_rationals() {
+    for n in [8, 24, DENSE_MARGINALS_UP_TO + 4] {
+        for rooting in Rooting::ALL {
+            for (seed, shift) in [(1, 0.0), (2, -20.0)] {
+                check(&graph(n, seed + n as u64, shift), rooting);
+            }
+        }
+    }
+}
+
+#[test]
+fn small_graphs_take_the_dense_route() {
+    // N(0, 1) arcs, 5 words: the entry-wise test passes (measured on every
+    // such graph), so the check above exercises the dense route too.
+    let mut rng = SplitMix64::new(3);
+    let g = Graph::from_scores(&rows(&normal_scores(&mut rng, 5, 1.0, 0.0))).expect("valid");
+    assert!(check(&g, Rooting::Single));
+}

@@ -1,0 +1,75 @@
+//! Why the default engine cannot take the dense marginals on most
+//! `N(0, 2²)` graphs from `n ≈ 50` on: the fewest correct bits over all
+//! marginals `≥ 1e-300` of dense LU (`log` = `ShiftedF64`) and of `accurate`,
+//! against exact rationals, single-root, with the smallest marginal and
+//! whether `accurate` answered from the dense inverse
+//! (`cargo run --release -p spantree-bench --example dense_marginal_bits [n…]`,
+//! default `n = 20 36 50 100`).
+
+use spantree_bench::normal_graph;
+use spantree_core::{Engine, Factors, Model, Rooting, Scalar};
+use spantree_exact::Exact;
+use spantree_faer::{Accurate, ShiftedF64};
+
+fn fewest_bits(found: &[f64], exact: &[f64]) -> f64 {
+    exact
+        .iter()
+        .zip(found)
+        .filter(|(e, _)| **e >= 1e-300)
+        .map(|(e, a)| {
+            if a == e {
+                53.0
+            } else {
+                (-((a - e).abs() / e.abs()).log2()).clamp(0.0, 53.0)
+            }
+        })
+        .fold(53.0, f64::min)
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![20, 36, 50, 100]
+    } else {
+        sizes
+    };
+    println!("| n | seed | smallest μ | dense LU: fewest bits | `accurate`: fewest bits | `accurate` used the dense inverse |");
+    println!("|---|---|---|---|---|---|");
+    for n in sizes {
+        for seed in 0..4 {
+            let g = normal_graph(n, 2.0, seed);
+            let rooting = Rooting::Single;
+            let exact: Vec<f64> = Model::new(Exact, &g, rooting)
+                .and_then(|m| m.marginals())
+                .expect("exact marginals")
+                .as_slice()
+                .iter()
+                .map(Scalar::to_f64)
+                .collect();
+            let smallest = exact
+                .iter()
+                .filter(|&&e| e > 0.0)
+                .fold(f64::INFINITY, |a, &e| a.min(e));
+            let dense = Model::new(ShiftedF64, &g, rooting)
+                .and_then(|m| m.marginals())
+                .expect("dense marginals");
+            let accurate = Model::new(Accurate, &g, rooting)
+                .and_then(|m| m.marginals())
+                .expect("accurate marginals");
+            let prepared = Accurate.prepare(&g, |&w| w).expect("prepared");
+            let f = Accurate.factorize(prepared.weights().clone(), rooting);
+            // Form the inverse first, so that the entry-wise test runs at every n.
+            f.inverse().expect("inverse");
+            f.marginals().expect("marginals");
+            println!(
+                "| {n} | {seed} | {smallest:.1e} | {:.1} | {:.1} | {} |",
+                fewest_bits(dense.as_slice(), &exact),
+                fewest_bits(accurate.as_slice(), &exact),
+                f.dense_marginals_used()
+            );
+        }
+    }
+}

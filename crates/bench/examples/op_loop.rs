@@ -1,0 +1,27 @@
+//! Runs one op of the speed table in a loop, for a profiler
+//! (`cargo run --release -p spantree-bench --example op_loop -- grad_entropy 100 2000`).
+
+use spantree_bench::speed::{run_op, Inputs, Op};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let op = Op::ALL
+        .into_iter()
+        .find(|o| o.name() == args.get(1).map_or("grad_entropy", String::as_str))
+        .expect("an op of the speed table");
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let shift: f64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let i = Inputs::new(n, 2021 + n as u64).with_root_shift(shift);
+    let start = std::time::Instant::now();
+    let mut sum = 0.0;
+    for _ in 0..reps {
+        sum += run_op(&spantree_faer::Accurate, op, &i);
+    }
+    let per = start.elapsed().as_secs_f64() / reps as f64;
+    println!(
+        "{} n = {n}: {:.1} µs per call ({sum})",
+        op.name(),
+        per * 1e6
+    );
+}
