@@ -110,6 +110,7 @@ use crate::graph::{Graph, Potentials, Rooting};
 use crate::scalar::{Scalar, Sign};
 use crate::tree::Tree;
 
+mod fast;
 pub mod kbest;
 mod model;
 pub mod projective;
@@ -696,10 +697,41 @@ impl Graph<f64> {
     /// ```
     pub fn best_tree(&self, rooting: Rooting) -> Result<Tree> {
         match self.potentials() {
-            Potentials::Scores => decode_graph(self, rooting, log_score_of_score),
-            Potentials::Weights => decode_graph(self, rooting, log_score_of_weight),
+            Potentials::Scores => decode_f64(self, rooting, log_score_of_score),
+            Potentials::Weights => decode_f64(self, rooting, log_score_of_weight),
         }
     }
+}
+
+/// [`decode_graph`] for `f64` log-space scores on the specialised decoder
+/// (`fast`), which makes the same choices; the generic decoder takes over
+/// only for scores so large that reduced scores could overflow.
+fn decode_f64(
+    graph: &Graph<f64>,
+    rooting: Rooting,
+    value: impl Fn(&f64) -> Option<f64> + Copy,
+) -> Result<Tree> {
+    let n = graph.n();
+    let raw = |v: &f64| value(v).unwrap_or(f64::NEG_INFINITY);
+    let outcome = if graph.labels() == 1 {
+        fast::decode(n, rooting, |h, m| raw(graph.value(h, m, 0)))
+    } else {
+        fast::decode(n, rooting, |h, m| {
+            best_label(graph, h, m, &value).map_or(f64::NEG_INFINITY, |(s, _)| s)
+        })
+    };
+    let heads = match outcome {
+        fast::Outcome::Heads(heads) => heads,
+        fast::Outcome::NoTree => {
+            return Err(Error::NoSpanningTree(
+                graph.spanning_tree(rooting).err().unwrap_or(NoTree::NoRootArc),
+            ))
+        }
+        fast::Outcome::TooLarge => return decode_graph(graph, rooting, value),
+    };
+    finish_tree(n, graph.is_labeled(), heads, |h, m| {
+        best_label(graph, h, m, &value).map_or(0, |(_, l)| l)
+    })
 }
 
 impl<W: Scalar> Graph<W> {
