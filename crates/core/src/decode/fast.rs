@@ -41,8 +41,8 @@ const NONE: usize = usize::MAX;
 /// Rows of at most this many `f64` values (32 MB) are kept between calls.
 const RETAIN: usize = 1 << 22;
 
-/// The tile of the transpose: `32 × 32` values (8 KB) stay in L1.
-const TILE: usize = 32;
+/// The rows filled together: `32` open cache lines of writes (2 KB).
+const STRIPE: usize = 32;
 
 /// What the fast decoder found.
 pub(crate) enum Outcome {
@@ -93,20 +93,25 @@ thread_local! {
     static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
 }
 
-/// Decodes the arc scores `score(h, m)` (`−∞`: forbidden; asked for
-/// `h ∈ 0..=n`, `m ∈ 1..=n`, `h ≠ m`, each once) exactly as the generic
-/// decoder does. `O(n²)`.
-pub(crate) fn decode(n: usize, rooting: Rooting, score: impl FnMut(usize, usize) -> f64) -> Outcome {
+/// Decodes arc scores (`−∞`: forbidden) exactly as the generic decoder
+/// does. `segment(h, m0, out)` writes the scores of the arcs `h → m0 + j`
+/// into `out[j]` (`h ∈ 0..=n`, `m0 ≥ 1`; the value of `h → h` is ignored).
+/// `O(n²)`.
+pub(crate) fn decode(
+    n: usize,
+    rooting: Rooting,
+    segment: impl FnMut(usize, usize, &mut [f64]),
+) -> Outcome {
     WORKSPACE.with(|cell| match cell.try_borrow_mut() {
         Ok(mut ws) => {
-            let out = ws.decode(n, rooting, score);
+            let out = ws.decode(n, rooting, segment);
             if ws.rows.capacity() > RETAIN {
                 *ws = Workspace::default();
             }
             out
         }
-        // Only reachable if `score` decodes too; then use a fresh workspace.
-        Err(_) => Workspace::default().decode(n, rooting, score),
+        // Only reachable if `segment` decodes too; then use a fresh workspace.
+        Err(_) => Workspace::default().decode(n, rooting, segment),
     })
 }
 
@@ -114,6 +119,25 @@ pub(crate) fn decode(n: usize, rooting: Rooting, score: impl FnMut(usize, usize)
 fn reset<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
     v.clear();
     v.resize(len, x);
+}
+
+/// `max(a, b)` for numbers without NaN, as one `maxsd`/`maxpd` (`f64::max`
+/// adds NaN handling).
+fn larger(a: f64, b: f64) -> f64 {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The maximum of eight lanes, as a tree (a chained iterator here compiles
+/// to a serial blend of many cycles per step).
+fn reduce(l: [f64; 8]) -> f64 {
+    larger(
+        larger(larger(l[0], l[1]), larger(l[2], l[3])),
+        larger(larger(l[4], l[5]), larger(l[6], l[7])),
+    )
 }
 
 /// The first maximum of `row` and its index; `None` if every entry is `−∞`.
@@ -124,22 +148,54 @@ fn first_max(row: &[f64]) -> Option<(usize, f64)> {
     let mut chunks = row.chunks_exact(8);
     for c in &mut chunks {
         for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = if x > *l { x } else { *l };
+            *l = larger(*l, x);
         }
     }
-    let mut best = f64::NEG_INFINITY;
-    for &x in lanes.iter().chain(chunks.remainder()) {
-        if x > best {
-            best = x;
-        }
-    }
+    let best = chunks.remainder().iter().fold(reduce(lanes), |a, &x| larger(a, x));
     if best == f64::NEG_INFINITY {
         return None;
     }
     // `==` also matches a `−0` before a `+0` maximum: equal, as in the
-    // generic decoder's strict comparison, which keeps the first.
-    let x = row.iter().position(|&s| s == best)?;
+    // generic decoder's strict comparison, which keeps the first. Whole
+    // chunks are tested without branches, then the hit is located.
+    let mut chunks = row.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        if c.iter().fold(false, |hit, &s| hit | (s == best)) {
+            break;
+        }
+        at += 8;
+    }
+    let x = at + row[at..].iter().position(|&s| s == best)?;
     Some((x, best))
+}
+
+/// The best arc of a row: the first maximum in head order; under `single`,
+/// the root arc (entry `0`) only when there is no other.
+fn best_arc(row: &[f64], single: bool) -> Option<(usize, f64)> {
+    if !single {
+        return first_max(row);
+    }
+    match first_max(&row[1..]) {
+        Some((x, s)) => Some((x + 1, s)),
+        None => (row[0] > f64::NEG_INFINITY).then_some((0, row[0])),
+    }
+}
+
+/// The largest finite `|x|` in `row` (`0` if none), in eight lanes.
+fn magnitude(row: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let mut chunks = row.chunks_exact(8);
+    let finite = |x: f64| if x.abs() < f64::INFINITY { x.abs() } else { 0.0 };
+    for c in &mut chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = larger(*l, finite(x));
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .fold(reduce(lanes), |a, &x| larger(a, finite(x)))
 }
 
 impl Workspace {
@@ -147,11 +203,11 @@ impl Workspace {
         &mut self,
         n: usize,
         rooting: Rooting,
-        score: impl FnMut(usize, usize) -> f64,
+        segment: impl FnMut(usize, usize, &mut [f64]),
     ) -> Outcome {
         let n1 = n + 1;
         let single = rooting == Rooting::Single;
-        let largest = self.fill(n1, single, score);
+        let largest = self.fill(n1, single, segment);
         if largest * (2 * n1 + 2) as f64 > f64::MAX {
             return Outcome::TooLarge;
         }
@@ -164,11 +220,18 @@ impl Workspace {
         Outcome::Heads(heads)
     }
 
-    /// Fills the words' rows (the transpose of `score`, by `TILE × TILE`
-    /// tiles so that reads and writes stay in cache) and every word's first
-    /// maximum (over heads `≥ 1` when `single`: the root arc is looked at
-    /// only when there is no other). Returns the largest finite `|θ|`.
-    fn fill(&mut self, n1: usize, single: bool, mut score: impl FnMut(usize, usize) -> f64) -> f64 {
+    /// Fills the words' rows, the transpose of `score`, by stripes of
+    /// `STRIPE` rows: the stripe's open cache lines stay in L1 while the
+    /// heads advance, and its rows are still in cache when they are scanned
+    /// for every word's first maximum right after (over heads `≥ 1` when
+    /// `single`: the root arc is looked at only when there is no other).
+    /// Returns the largest finite `|θ|`.
+    fn fill(
+        &mut self,
+        n1: usize,
+        single: bool,
+        mut segment: impl FnMut(usize, usize, &mut [f64]),
+    ) -> f64 {
         let len = n1 * n1;
         // Rows of words are all written below, so stale values may stay;
         // reserve room for the contracted nodes' rows without touching it.
@@ -180,57 +243,29 @@ impl Workspace {
         self.rows.reserve(len.saturating_sub(2 * n1));
         reset(&mut self.best, n1, f64::NEG_INFINITY);
         reset(&mut self.arg, n1, NONE);
-        let rows = &mut self.rows[..];
-        let best = &mut self.best[..];
-        let arg = &mut self.arg[..];
         let mut largest = 0.0f64;
-        for h0 in (0..n1).step_by(TILE) {
-            for m0 in (1..n1).step_by(TILE) {
-                for h in h0..(h0 + TILE).min(n1) {
-                    let counts = !(single && h == 0);
-                    for m in m0..(m0 + TILE).min(n1) {
-                        let v = if h == m {
-                            f64::NEG_INFINITY
-                        } else {
-                            score(h, m)
-                        };
-                        rows[m * n1 + h] = v;
-                        if v > f64::NEG_INFINITY {
-                            largest = largest.max(v.abs());
-                        }
-                        // `h` grows along every column, so the first maximum
-                        // in head order wins, as in a row scan.
-                        if counts && v > best[m] {
-                            best[m] = v;
-                            arg[m] = h;
-                        }
-                    }
+        let mut buf = [0.0; STRIPE];
+        for m0 in (1..n1).step_by(STRIPE) {
+            let m1 = (m0 + STRIPE).min(n1);
+            let buf = &mut buf[..m1 - m0];
+            let block = &mut self.rows[m0 * n1..m1 * n1];
+            for h in 0..n1 {
+                segment(h, m0, buf);
+                for (row, &v) in block.chunks_exact_mut(n1).zip(buf.iter()) {
+                    row[h] = v;
                 }
             }
-        }
-        if single {
-            for m in 1..n1 {
-                let root = rows[m * n1];
-                if arg[m] == NONE && root > f64::NEG_INFINITY {
-                    best[m] = root;
-                    arg[m] = 0;
+            for m in m0..m1 {
+                let row = &mut self.rows[m * n1..(m + 1) * n1];
+                row[m] = f64::NEG_INFINITY;
+                largest = largest.max(magnitude(row));
+                if let Some((x, s)) = best_arc(row, single) {
+                    self.arg[m] = x;
+                    self.best[m] = s;
                 }
             }
         }
         largest
-    }
-
-    /// The best incoming arc of contracted node `v` (first maximum in head
-    /// order; under `single`, root arcs only when there is no other).
-    fn scan(&self, n1: usize, v: usize, single: bool) -> Option<(usize, f64)> {
-        let row = &self.rows[v * n1..(v + 1) * n1];
-        if !single {
-            return first_max(row);
-        }
-        match first_max(&row[1..]) {
-            Some((x, s)) => Some((x + 1, s)),
-            None => (row[0] > f64::NEG_INFINITY).then_some((0, row[0])),
-        }
     }
 
     /// The original dependent of the arc from word `x` into node `v`: descend
@@ -292,7 +327,7 @@ impl Workspace {
                         x => (x, self.best[a]),
                     }
                 } else {
-                    self.scan(n1, a, single)?
+                    best_arc(&self.rows[a * n1..(a + 1) * n1], single)?
                 };
                 let u = self.current[x];
                 self.in_head[a] = x;
@@ -364,7 +399,7 @@ impl Workspace {
             let in_v = self.in_score[v];
             for (y, &s) in new.iter_mut().zip(&old[v * n1..(v + 1) * n1]) {
                 let cand = s - in_v;
-                *y = if cand > *y { cand } else { *y };
+                *y = larger(*y, cand);
             }
         }
         self.key[id] = self.key[first];
@@ -458,7 +493,9 @@ mod tests {
             |h, m| log_score_of_score(&s[h * n1 + m]),
             || Err(NoTree::NoRootArc),
         );
-        match (decode(n, rooting, |h, m| s[h * n1 + m]), generic) {
+        match (decode(n, rooting, |h, m0, out| {
+            out.copy_from_slice(&s[h * n1 + m0..h * n1 + m0 + out.len()]);
+        }), generic) {
             (Outcome::Heads(fast), Ok(generic)) => {
                 assert_eq!(fast, generic, "n = {n}, {rooting:?}, scores {s:?}");
                 true
@@ -561,7 +598,10 @@ mod tests {
             .map(|x| x * 1e307)
             .collect();
         assert!(matches!(
-            decode(n, Rooting::Multi, |h, m| s[h * (n + 1) + m]),
+            decode(n, Rooting::Multi, |h, m0, out| {
+                let i = h * (n + 1) + m0;
+                out.copy_from_slice(&s[i..i + out.len()]);
+            }),
             Outcome::TooLarge
         ));
         let rows: Vec<&[f64]> = s.chunks(n + 1).collect();

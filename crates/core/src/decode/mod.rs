@@ -697,27 +697,41 @@ impl Graph<f64> {
     /// ```
     pub fn best_tree(&self, rooting: Rooting) -> Result<Tree> {
         match self.potentials() {
-            Potentials::Scores => decode_f64(self, rooting, log_score_of_score),
-            Potentials::Weights => decode_f64(self, rooting, log_score_of_weight),
+            // A validated graph's arc scores are the log-space scores (no
+            // NaN; `−∞` forbidden): copied as they are.
+            Potentials::Scores => decode_f64(self, rooting, log_score_of_score, |v| *v),
+            Potentials::Weights => decode_f64(self, rooting, log_score_of_weight, |v| {
+                log_score_of_weight(v).unwrap_or(f64::NEG_INFINITY)
+            }),
         }
     }
 }
 
 /// [`decode_graph`] for `f64` log-space scores on the specialised decoder
 /// (`fast`), which makes the same choices; the generic decoder takes over
-/// only for scores so large that reduced scores could overflow.
+/// only for scores so large that reduced scores could overflow. `raw` is
+/// `value` with `−∞` for `None`, on the values of arcs.
 fn decode_f64(
     graph: &Graph<f64>,
     rooting: Rooting,
     value: impl Fn(&f64) -> Option<f64> + Copy,
+    raw: impl Fn(&f64) -> f64,
 ) -> Result<Tree> {
     let n = graph.n();
-    let raw = |v: &f64| value(v).unwrap_or(f64::NEG_INFINITY);
+    let n1 = n + 1;
     let outcome = if graph.labels() == 1 {
-        fast::decode(n, rooting, |h, m| raw(graph.value(h, m, 0)))
+        let values = graph.raw_values();
+        fast::decode(n, rooting, |h, m0, out| {
+            let row = &values[h * n1 + m0..h * n1 + m0 + out.len()];
+            for (o, v) in out.iter_mut().zip(row) {
+                *o = raw(v);
+            }
+        })
     } else {
-        fast::decode(n, rooting, |h, m| {
-            best_label(graph, h, m, &value).map_or(f64::NEG_INFINITY, |(s, _)| s)
+        fast::decode(n, rooting, |h, m0, out| {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = best_label(graph, h, m0 + j, &value).map_or(f64::NEG_INFINITY, |(s, _)| s);
+            }
         })
     };
     let heads = match outcome {
