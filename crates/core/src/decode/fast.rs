@@ -80,6 +80,10 @@ struct Workspace {
     next_member: Vec<usize>,
     /// The current (outermost) node holding each word.
     current: Vec<usize>,
+    /// The number of words in a node.
+    size: Vec<usize>,
+    /// Marks the members of the cycle being contracted.
+    inside: Vec<bool>,
     finished: Vec<bool>,
     on_path: Vec<bool>,
     path: Vec<usize>,
@@ -304,6 +308,8 @@ impl Workspace {
         reset(&mut self.next_member, n1, NONE);
         reset(&mut self.finished, most, false);
         reset(&mut self.on_path, most, false);
+        reset(&mut self.inside, most, false);
+        reset(&mut self.size, most, 1);
         self.current.clear();
         self.current.extend(0..n1);
         for w in 0..n1 {
@@ -418,11 +424,34 @@ impl Workspace {
                 self.last_member[id] = self.last_member[v];
             }
         }
-        let mut w = self.first_member[id];
-        while w != NONE {
-            self.current[w] = id;
-            new[w] = f64::NEG_INFINITY;
-            w = self.next_member[w];
+        let size = self.cycle.iter().map(|&v| self.size[v]).sum();
+        self.size[id] = size;
+        if size * 8 < n1 {
+            // A small node: walk its member list.
+            let mut w = self.first_member[id];
+            while w != NONE {
+                self.current[w] = id;
+                new[w] = f64::NEG_INFINITY;
+                w = self.next_member[w];
+            }
+        } else {
+            // A large one: one branch-free pass over every word instead of a
+            // pointer chase through the list (nested contractions would walk
+            // the same words again and again).
+            for &v in &self.cycle {
+                self.inside[v] = true;
+            }
+            let ninf = f64::NEG_INFINITY.to_bits();
+            for (y, c) in new.iter_mut().zip(self.current.iter_mut()) {
+                // All ones inside the cycle, else zero: selects by masks, as
+                // `if` compiles to an unpredictable branch here.
+                let mask = 0u64.wrapping_sub(u64::from(self.inside[*c]));
+                *c = (*c & !(mask as usize)) | (id & mask as usize);
+                *y = f64::from_bits((y.to_bits() & !mask) | (ninf & mask));
+            }
+            for &v in &self.cycle {
+                self.inside[v] = false;
+            }
         }
         id
     }
