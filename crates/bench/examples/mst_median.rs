@@ -70,7 +70,11 @@ fn main() -> Result<(), spantree_core::Error> {
             let graph = normal_graph(n, 1.0, n as u64);
             let budget = Duration::from_secs(if n >= 200 { 2 } else { 1 });
             let (t, c) = median(budget, || {
-                black_box(graph.best_tree(rooting).expect("a complete graph has trees"));
+                black_box(
+                    graph
+                        .best_tree(rooting)
+                        .expect("a complete graph has trees"),
+                );
             });
             let us = t.as_secs_f64() * 1e6;
             let c = c.map(|c| c * 1e6);

@@ -155,7 +155,10 @@ fn first_max(row: &[f64]) -> Option<(usize, f64)> {
             *l = larger(*l, x);
         }
     }
-    let best = chunks.remainder().iter().fold(reduce(lanes), |a, &x| larger(a, x));
+    let best = chunks
+        .remainder()
+        .iter()
+        .fold(reduce(lanes), |a, &x| larger(a, x));
     if best == f64::NEG_INFINITY {
         return None;
     }
@@ -190,7 +193,13 @@ fn best_arc(row: &[f64], single: bool) -> Option<(usize, f64)> {
 fn magnitude(row: &[f64]) -> f64 {
     let mut lanes = [0.0f64; 8];
     let mut chunks = row.chunks_exact(8);
-    let finite = |x: f64| if x.abs() < f64::INFINITY { x.abs() } else { 0.0 };
+    let finite = |x: f64| {
+        if x.abs() < f64::INFINITY {
+            x.abs()
+        } else {
+            0.0
+        }
+    };
     for c in &mut chunks {
         for (l, &x) in lanes.iter_mut().zip(c) {
             *l = larger(*l, finite(x));
@@ -367,7 +376,8 @@ impl Workspace {
         // which breaks the cycle arcs on the forest path down to its dependent.
         let mut heads = vec![NONE; n1 - 1];
         self.path.clear();
-        self.path.extend((1..nodes).filter(|&v| self.parent[v] == NONE));
+        self.path
+            .extend((1..nodes).filter(|&v| self.parent[v] == NONE));
         while let Some(v) = self.path.pop() {
             let m = self.in_dep[v];
             heads[m - 1] = self.in_head[v];
@@ -468,9 +478,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::{decode, Outcome};
-    use crate::decode::{
-        decode_graph, decode_scores, log_score_of_score, log_score_of_weight,
-    };
+    use crate::decode::{decode_graph, decode_scores, log_score_of_score, log_score_of_weight};
     use crate::error::NoTree;
     use crate::graph::{Graph, Rooting};
 
@@ -505,7 +513,9 @@ mod tests {
                     Kind::Ties(k) => f64::from(rng.random_range(0..k)),
                     Kind::Forbidden(p) if rng.random_bool(p) => f64::NEG_INFINITY,
                     Kind::Forbidden(_) => normal(rng),
-                    Kind::RootHeavy => f64::from(rng.random_range(0..3u32) + 10 * u32::from(h == 0)),
+                    Kind::RootHeavy => {
+                        f64::from(rng.random_range(0..3u32) + 10 * u32::from(h == 0))
+                    }
                 };
             }
         }
@@ -522,9 +532,12 @@ mod tests {
             |h, m| log_score_of_score(&s[h * n1 + m]),
             || Err(NoTree::NoRootArc),
         );
-        match (decode(n, rooting, |h, m0, out| {
-            out.copy_from_slice(&s[h * n1 + m0..h * n1 + m0 + out.len()]);
-        }), generic) {
+        match (
+            decode(n, rooting, |h, m0, out| {
+                out.copy_from_slice(&s[h * n1 + m0..h * n1 + m0 + out.len()]);
+            }),
+            generic,
+        ) {
             (Outcome::Heads(fast), Ok(generic)) => {
                 assert_eq!(fast, generic, "n = {n}, {rooting:?}, scores {s:?}");
                 true
@@ -583,7 +596,11 @@ mod tests {
                 let labeled: Vec<Vec<Vec<f64>>> = (0..n1)
                     .map(|_| {
                         (0..n1)
-                            .map(|_| (0..3).map(|_| f64::from(rng.random_range(0..4u32))).collect())
+                            .map(|_| {
+                                (0..3)
+                                    .map(|_| f64::from(rng.random_range(0..4u32)))
+                                    .collect()
+                            })
                             .collect()
                     })
                     .collect();
