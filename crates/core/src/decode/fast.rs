@@ -6,13 +6,17 @@
 //! random graphs with ties and forbidden arcs). What changes is the
 //! representation:
 //!
-//! * one dense `f64` matrix, row `m` holding the arcs into `m` (a tiled
-//!   transpose of the input, filled in one pass that also finds every word's
-//!   best incoming arc), `−∞` for a forbidden arc instead of an `Option`;
+//! * one dense `f64` matrix, row `m` holding the arcs into `m` (the
+//!   input's transpose, written by stripes of rows that are scanned for
+//!   their words' best incoming arcs while still in cache), `−∞` for a
+//!   forbidden arc instead of an `Option`;
 //! * a contracted node gets a fresh row below the words' rows, the
 //!   element-wise maximum of its members' rows minus their cycle arcs: `k + 1`
 //!   contiguous row passes for a `k`-cycle, `O(k n)`, which the compiler
-//!   vectorises; rows are never changed after they are written;
+//!   vectorises; rows are never changed after they are written; the arcs
+//!   from inside the new node are masked by walking its member list, or,
+//!   for a node of at least `(n + 1) / 8` words, by one branch-free pass over
+//!   all words (nested contractions would walk the same words again);
 //! * the original dependent behind a contracted node's arc is not stored per
 //!   entry: it is recovered, for the one arc the node takes, by descending
 //!   the contraction forest to the first member whose reduced score equals
@@ -24,7 +28,7 @@
 //!   only wins a row that has no other arc, which the row scan tests directly;
 //! * all buffers live in one per-thread workspace reused across calls (rows
 //!   of up to `RETAIN` values are kept; larger ones are freed after the call),
-//!   so decoding a corpus allocates nothing per sentence.
+//!   so decoding a corpus does not reallocate them per sentence.
 //!
 //! Reduced scores are differences of at most `2n + 1` input scores; inputs
 //! whose magnitude could overflow that (`|θ| (2n + 2) > f64::MAX`) go to the
