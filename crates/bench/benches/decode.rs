@@ -1,9 +1,10 @@
 //! Decoding: the maximum spanning arborescence (Chu–Liu–Edmonds, dense
 //! `O(n²)`) for both rootings at `n ∈ {10, 36, 100, 200, 1000}`, and Eisner's
 //! `O(n³)` best projective tree and projective `ln Z` + entropy at
-//! `n ∈ {10, 36, 100}`. Scores `N(0, 1)`, one graph per `n`; prints the
-//! best tree's score per `n`, which `crates/bench/peers/mst_peer.py` checks
-//! a compiled peer against on the same matrices.
+//! `n ∈ {10, 36, 100}`. Scores `N(0, 1)`, one graph per `n`
+//! (`normal_graph(n, 1.0, seed = n)`). The example `mst_scores` prints the
+//! best tree's score on each of these graphs, which
+//! `crates/bench/peers/mst_peer.py` checks a compiled peer against.
 //!
 //! ```sh
 //! cargo bench -p spantree-bench --bench decode
@@ -19,14 +20,6 @@ fn mst(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("best_tree/{}", rooting.name()));
         for n in [10, 36, 100, 200, 1000] {
             let graph = normal_graph(n, 1.0, n as u64);
-            // For the peer script (crates/bench/peers/mst_peer.py), which
-            // decodes the same matrices: the score of the tree found.
-            let best = graph.best_tree(rooting).unwrap();
-            eprintln!(
-                "{} n = {n}: best tree score {:.6}",
-                rooting.name(),
-                best.score(&graph).unwrap()
-            );
             group.bench_with_input(BenchmarkId::from_parameter(n), &graph, |b, g| {
                 b.iter(|| g.best_tree(rooting).unwrap())
             });

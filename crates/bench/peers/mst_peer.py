@@ -12,13 +12,21 @@ Two peers, both unconstrained rooting (spantree's `multi`):
 (`normal_graph(n, 1.0, seed = n)`): SplitMix64 + Box-Muller N(0, 1) scores,
 re-implemented here bit for bit, so both sides decode the same matrices.
 
-    python3 -m venv /work/venv-peer
-    /work/venv-peer/bin/pip install numpy numba ufal.chu_liu_edmonds
-    /work/venv-peer/bin/python crates/bench/peers/mst_peer.py
+    python3 -m venv venv-peer
+    venv-peer/bin/pip install numpy numba ufal.chu_liu_edmonds
+    cargo run --release -p spantree-bench --example mst_scores > /tmp/mst_scores.txt
+    venv-peer/bin/python crates/bench/peers/mst_peer.py --spantree-scores /tmp/mst_scores.txt
 
-Prints, per n, the median time per call (including Python's call overhead,
-which the script also prints) and the score of the tree found.
+Prints, per n, the median wall time and the mean CPU time per call (both
+including Python's call overhead, which the script also prints) and the score
+of the tree found. With
+`--spantree-scores FILE` (the output of the `mst_scores` example: lines
+`rooting n score`), it also checks that both peers reach spantree's
+multi-root maximum on every graph (to 1e-9: the same sum, in another order),
+and fails otherwise.
 """
+
+import argparse
 
 import math
 import statistics
@@ -174,18 +182,47 @@ def numba_cle(scores):
 
 
 def median_time(f, budget=1.0):
+    """The median wall time per call, and the mean CPU time of the thread per
+    call (on a loaded machine the number to compare: see the example
+    `mst_median`, which times spantree the same way)."""
     times = []
+    cpu0 = time.thread_time()
     start = time.perf_counter()
     while time.perf_counter() - start < budget or len(times) < 5:
         t0 = time.perf_counter()
         f()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    cpu = (time.thread_time() - cpu0) / len(times)
+    return statistics.median(times), cpu
+
+
+def read_spantree_scores(path):
+    """`{n: score}` of the multi-root lines of the `mst_scores` example."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            rooting, n, score = line.split()
+            if rooting == "multi":
+                out[int(n)] = float(score)
+    return out
+
+
+def check(name, n, score, expected):
+    if expected is None:
+        return
+    if n not in expected:
+        raise SystemExit(f"no spantree score for n = {n}")
+    if abs(score - expected[n]) > 1e-9 * max(1.0, abs(expected[n])):
+        raise SystemExit(f"{name} n = {n}: score {score!r}, spantree {expected[n]!r}")
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--spantree-scores", help="output of the mst_scores example")
+    args = parser.parse_args()
+    expected = read_spantree_scores(args.spantree_scores) if args.spantree_scores else None
     numba_cle(normal_scores(3, 3))  # compile before timing
-    overhead = median_time(lambda: None, 0.2)
+    overhead, _ = median_time(lambda: None, 0.2)
     print(f"python call overhead: {overhead * 1e6:.2f} us")
     for n in [10, 36, 100, 200, 1000]:
         scores = normal_scores(n, n)
@@ -195,13 +232,19 @@ def main():
         heads, total = chu_liu_edmonds(dep_head)
         own = sum(scores[h, m] for m, h in enumerate(heads) if m > 0)
         budget = 2.0 if n >= 200 else 1.0
-        t = median_time(lambda: chu_liu_edmonds(dep_head), budget)
-        print(f"ufal  n = {n:4d}: {t * 1e6:10.1f} us per tree, score {own:.6f}, root children "
+        t, c = median_time(lambda: chu_liu_edmonds(dep_head), budget)
+        print(f"ufal  n = {n:4d}: median {t * 1e6:10.1f} us, cpu {c * 1e6:10.1f} us per tree, "
+              f"score {own:.6f}, root children "
               f"{sum(1 for h in heads[1:] if h == 0)}")
+        check("ufal", n, own, expected)
         nb = numba_cle(scores)
         nb_score = sum(scores[h, m] for m, h in enumerate(nb) if m > 0)
-        t = median_time(lambda: numba_cle(scores), budget)
-        print(f"numba n = {n:4d}: {t * 1e6:10.1f} us per tree, score {nb_score:.6f}")
+        t, c = median_time(lambda: numba_cle(scores), budget)
+        print(f"numba n = {n:4d}: median {t * 1e6:10.1f} us, cpu {c * 1e6:10.1f} us per tree, "
+              f"score {nb_score:.6f}")
+        check("numba", n, nb_score, expected)
+    if expected is not None:
+        print("both peers reach spantree's maximum on every graph")
 
 
 if __name__ == "__main__":

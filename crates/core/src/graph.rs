@@ -210,6 +210,12 @@ impl<W: Scalar> Graph<W> {
         Ok(())
     }
 
+    /// All values, `[h][m][ℓ]` row-major: `(n+1)² · labels` of them (the
+    /// `f64` decoder reads rows of heads at once).
+    pub(crate) fn raw_values(&self) -> &[W] {
+        &self.values
+    }
+
     fn index(&self, h: usize, m: usize, l: usize) -> usize {
         ((h * (self.n + 1)) + m) * self.labels + l
     }

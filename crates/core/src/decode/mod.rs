@@ -34,24 +34,30 @@
 //! tree that uses one. When no tree exists, the error is
 //! [`Error::NoSpanningTree`] with the reason of [`Graph::spanning_tree`].
 //!
-//! Measured (`cargo bench -p spantree-bench --bench decode -- best_tree/`,
-//! release, `N(0, 1)` scores, 2 cores shared with other builds at load 10):
-//! multi-root 2.3, 5.2, 59, 170 µs and 10.1 ms, single-root 2.6, 18, 94,
-//! 411 µs and 23.7 ms at `n = 10, 36, 100, 200, 1000`. The fitted slope over
-//! `n ≥ 100` is 2.28 / 2.42, above `2`: at `n = 1000` the `8 MB` input and its
-//! transposed copy leave the caches (callgrind: L1 misses × 86 for × 100
-//! arcs, while instructions grow × 77). Reading the input in place instead
-//! (one streaming pass for the first choices, columns for cycle members) was
-//! tried and costs more: judging by the read misses (554 k against 202 k),
-//! about 40 % of the words join a cycle at `n = 1000`, and each column is
-//! `n` misses. Peers on the same matrices (`crates/bench/peers/mst_peer.py`,
-//! unconstrained rooting, same tree scores at every `n`, one window):
-//! `ufal.chu_liu_edmonds` (TurboParser's C++) 5.2, 17, 325, 1100 µs and
-//! 354 ms; a numba port of this very algorithm 3.7, 2.8, 22, 50 µs and
-//! 27 ms (a window of load 11, where this decoder took 3.7, 10.9, 66, 245 µs
-//! and 14.4 ms before the members' lists lost their allocations), so the
-//! constant still has room at `n = 36 … 200` (the generic packing through
-//! `Option` values).
+//! `Graph<f64>::best_tree` runs an `f64` specialisation of the same
+//! algorithm that makes the same choices in the same order, so both give
+//! identical trees (tested on random graphs with ties and forbidden arcs):
+//! one dense matrix of the arcs into each node with `−∞` for forbidden arcs,
+//! a fresh row per contracted node (the member rows' element-wise maximum,
+//! vectorised), the dependent behind a contracted node's arc recovered only
+//! for the arc it takes, and one workspace per thread reused across calls.
+//! The generic decoder serves exact and other number types, and `f64`
+//! scores so large (`|θ| (2n + 2) > f64::MAX`) that reduced scores could
+//! overflow.
+//!
+//! Measured on `N(0, 1)` scores at `n = 10, 36, 100, 200, 1000`, two cores
+//! shared with other builds at load 7–9, CPU time per call
+//! (`cargo run --release -p spantree-bench --example mst_median`; the
+//! medians of wall time and criterion's means include the waits):
+//! multi-root 1.0, 2.2, 17, 55 µs and 2.2 ms, single-root 0.9, 4.5, 25,
+//! 83 µs and 3.0 ms; fitted slopes over `n ≥ 100` 2.14 and 2.11 (criterion,
+//! `cargo bench -p spantree-bench --bench decode -- best_tree/`: 2.02 and
+//! 2.22). The generic path before the specialisation: 1.2, 2.7, 28, 77 µs
+//! and 4.0 ms; 1.5, 8.6, 48, 193 µs and 10.5 ms. Peers on the same matrices
+//! (`crates/bench/peers/mst_peer.py`, unconstrained rooting, same maximum at
+//! every `n`, CPU time): `ufal.chu_liu_edmonds` (TurboParser's C++) 4.7, 14,
+//! 304, 1044 µs and 69 ms; a numba port of this algorithm 4.0, 3.1, 23,
+//! 56 µs and 10.7 ms.
 //!
 //! # The single-root constraint
 //!
@@ -110,6 +116,7 @@ use crate::graph::{Graph, Potentials, Rooting};
 use crate::scalar::{Scalar, Sign};
 use crate::tree::Tree;
 
+mod fast;
 pub mod kbest;
 mod model;
 pub mod projective;
@@ -696,10 +703,58 @@ impl Graph<f64> {
     /// ```
     pub fn best_tree(&self, rooting: Rooting) -> Result<Tree> {
         match self.potentials() {
-            Potentials::Scores => decode_graph(self, rooting, log_score_of_score),
-            Potentials::Weights => decode_graph(self, rooting, log_score_of_weight),
+            // A validated graph's arc scores are the log-space scores (no
+            // NaN; `−∞` forbidden): copied as they are.
+            Potentials::Scores => decode_f64(self, rooting, log_score_of_score, |v| *v),
+            Potentials::Weights => decode_f64(self, rooting, log_score_of_weight, |v| {
+                log_score_of_weight(v).unwrap_or(f64::NEG_INFINITY)
+            }),
         }
     }
+}
+
+/// [`decode_graph`] for `f64` log-space scores on the specialised decoder
+/// (`fast`), which makes the same choices; the generic decoder takes over
+/// only for scores so large that reduced scores could overflow. `raw` is
+/// `value` with `−∞` for `None`, on the values of arcs.
+fn decode_f64(
+    graph: &Graph<f64>,
+    rooting: Rooting,
+    value: impl Fn(&f64) -> Option<f64> + Copy,
+    raw: impl Fn(&f64) -> f64,
+) -> Result<Tree> {
+    let n = graph.n();
+    let n1 = n + 1;
+    let outcome = if graph.labels() == 1 {
+        let values = graph.raw_values();
+        fast::decode(n, rooting, |h, m0, out| {
+            let row = &values[h * n1 + m0..h * n1 + m0 + out.len()];
+            for (o, v) in out.iter_mut().zip(row) {
+                *o = raw(v);
+            }
+        })
+    } else {
+        fast::decode(n, rooting, |h, m0, out| {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = best_label(graph, h, m0 + j, &value).map_or(f64::NEG_INFINITY, |(s, _)| s);
+            }
+        })
+    };
+    let heads = match outcome {
+        fast::Outcome::Heads(heads) => heads,
+        fast::Outcome::NoTree => {
+            return Err(Error::NoSpanningTree(
+                graph
+                    .spanning_tree(rooting)
+                    .err()
+                    .unwrap_or(NoTree::NoRootArc),
+            ))
+        }
+        fast::Outcome::TooLarge => return decode_graph(graph, rooting, value),
+    };
+    finish_tree(n, graph.is_labeled(), heads, |h, m| {
+        best_label(graph, h, m, &value).map_or(0, |(_, l)| l)
+    })
 }
 
 impl<W: Scalar> Graph<W> {
