@@ -157,6 +157,7 @@ mod accurate;
 mod adjugate;
 mod complex;
 mod dense;
+mod kernel;
 mod lu;
 mod plain;
 mod scaled;
