@@ -17,7 +17,7 @@
 //! a row are paid once per block of sources rather than once per source, as
 //! in a rank-1 `axpy` loop.
 
-use pulp::{Arch, Simd, WithSimd};
+use pulp::{Arch, Simd};
 
 /// How many SIMD vectors of the destination stay in registers at once:
 /// 4 accumulators + 4 source loads + 1 broadcast fit the 16 AVX2 registers.
@@ -45,102 +45,110 @@ pub(crate) fn arch() -> Arch {
     Arch::new()
 }
 
-/// `dst[j] ← dst[j] − Σ_r coefs[r] · src_r[j]`. `O(|coefs| · |dst|)`.
-/// Nothing happens when every coefficient is zero (sparse Laplacians).
-pub(crate) fn sub_rows(arch: Arch, dst: &mut [f64], coefs: &[f64], src: Rows<'_>) {
-    if coefs.iter().all(|&c| c == 0.0) || dst.is_empty() {
-        return;
-    }
-    arch.dispatch(Update {
-        dst,
-        coefs,
-        src,
-        negate: true,
-    });
-}
-
-/// `dst[j] ← dst[j] + Σ_r coefs[r] · src_r[j]`. `O(|coefs| · |dst|)`.
-pub(crate) fn add_rows(arch: Arch, dst: &mut [f64], coefs: &[f64], src: Rows<'_>) {
-    if coefs.iter().all(|&c| c == 0.0) || dst.is_empty() {
-        return;
-    }
-    arch.dispatch(Update {
-        dst,
-        coefs,
-        src,
-        negate: false,
-    });
-}
-
-struct Update<'a> {
-    dst: &'a mut [f64],
-    coefs: &'a [f64],
-    src: Rows<'a>,
+/// `dst[j] ← dst[j] ∓ Σ_r coefs[r] · src_r[j]` (minus when `negate`), for
+/// a known instruction set, to be inlined into a caller that was itself
+/// dispatched once (a whole factorisation or solve).
+/// `O(|coefs| · |dst|)`; nothing happens when every coefficient is zero
+/// (sparse Laplacians).
+#[inline(always)]
+pub(crate) fn update<S: Simd>(
+    simd: S,
+    dst: &mut [f64],
+    coefs: &[f64],
+    src: Rows<'_>,
     negate: bool,
+) {
+    if coefs.iter().all(|&c| c == 0.0) || dst.is_empty() {
+        return;
+    }
+    let lanes = S::F64_LANES;
+    let width = dst.len();
+    let mut start = 0;
+    // Full tiles: four whole vectors per source row, all in registers.
+    while start + TILE * lanes <= width {
+        tile::<S, 4, false>(simd, dst, coefs, src, start, negate);
+        start += TILE * lanes;
+    }
+    // The rest: whole vectors, and a masked one for the last lanes.
+    let full = (width - start) / lanes;
+    let partial = (width - start) % lanes != 0;
+    match (full, partial) {
+        (0, false) => {}
+        (0, true) => tile::<S, 0, true>(simd, dst, coefs, src, start, negate),
+        (1, false) => tile::<S, 1, false>(simd, dst, coefs, src, start, negate),
+        (1, true) => tile::<S, 1, true>(simd, dst, coefs, src, start, negate),
+        (2, false) => tile::<S, 2, false>(simd, dst, coefs, src, start, negate),
+        (2, true) => tile::<S, 2, true>(simd, dst, coefs, src, start, negate),
+        (3, false) => tile::<S, 3, false>(simd, dst, coefs, src, start, negate),
+        _ => tile::<S, 3, true>(simd, dst, coefs, src, start, negate),
+    }
 }
 
-impl WithSimd for Update<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, simd: S) {
-        let Update {
-            dst,
-            coefs,
-            src,
-            negate,
-        } = self;
-        let lanes = S::F64_LANES;
-        let width = dst.len();
-        let sign = if negate { -1.0 } else { 1.0 };
-        let tile = TILE * lanes;
-        let mut start = 0;
-        // Full tiles: four whole vectors per source row, all in registers.
-        while start + tile <= width {
-            let (d, _) = S::as_mut_simd_f64s(&mut dst[start..start + tile]);
-            let [mut a0, mut a1, mut a2, mut a3] = [d[0], d[1], d[2], d[3]];
-            for (r, &c) in coefs.iter().enumerate() {
-                let row = &src.row(r, width)[start..start + tile];
-                let (s, _) = S::as_simd_f64s(row);
-                let c = simd.splat_f64s(sign * c);
-                a0 = simd.add_f64s(a0, simd.mul_f64s(c, s[0]));
-                a1 = simd.add_f64s(a1, simd.mul_f64s(c, s[1]));
-                a2 = simd.add_f64s(a2, simd.mul_f64s(c, s[2]));
-                a3 = simd.add_f64s(a3, simd.mul_f64s(c, s[3]));
-            }
-            d[0] = a0;
-            d[1] = a1;
-            d[2] = a2;
-            d[3] = a3;
-            start += tile;
+/// `V` whole vectors from `start`, and with `PARTIAL` the remaining lanes
+/// up to the end of `dst`, accumulated in registers over every source row.
+#[inline(always)]
+fn tile<S: Simd, const V: usize, const PARTIAL: bool>(
+    simd: S,
+    dst: &mut [f64],
+    coefs: &[f64],
+    src: Rows<'_>,
+    start: usize,
+    negate: bool,
+) {
+    let lanes = S::F64_LANES;
+    let width = dst.len();
+    let whole = start + V * lanes;
+    let end = if PARTIAL { width } else { whole };
+    let sign = if negate { -1.0 } else { 1.0 };
+    let dst = &mut dst[start..end];
+    let (d, _) = S::as_mut_simd_f64s(&mut dst[..V * lanes]);
+    let d: &mut [S::f64s; V] = d.try_into().expect("V whole vectors");
+    let mut acc: [S::f64s; V] = *d;
+    let mut last = if PARTIAL {
+        simd.partial_load_f64s(&dst[V * lanes..])
+    } else {
+        simd.splat_f64s(0.0)
+    };
+    for (r, &c) in coefs.iter().enumerate() {
+        let row = &src.row(r, width)[start..end];
+        let (s, _) = S::as_simd_f64s(&row[..V * lanes]);
+        let s: &[S::f64s; V] = s.try_into().expect("V whole vectors");
+        let c = simd.splat_f64s(sign * c);
+        for v in 0..V {
+            acc[v] = simd.add_f64s(acc[v], simd.mul_f64s(c, s[v]));
         }
-        // The rest, fewer than four vectors (the last one partial): masked
-        // loads and stores.
-        if start < width {
-            let rest = width - start;
-            let units = rest.div_ceil(lanes);
-            let span = |u: usize| start + u * lanes..(start + (u + 1) * lanes).min(width);
-            let mut acc = [simd.splat_f64s(0.0); TILE];
-            for (u, a) in acc.iter_mut().enumerate().take(units) {
-                *a = simd.partial_load_f64s(&dst[span(u)]);
-            }
-            for (r, &c) in coefs.iter().enumerate() {
-                let row = src.row(r, width);
-                let c = simd.splat_f64s(sign * c);
-                for (u, a) in acc.iter_mut().enumerate().take(units) {
-                    *a = simd.add_f64s(*a, simd.mul_f64s(c, simd.partial_load_f64s(&row[span(u)])));
-                }
-            }
-            for (u, a) in acc.iter().enumerate().take(units) {
-                simd.partial_store_f64s(&mut dst[span(u)], *a);
-            }
+        if PARTIAL {
+            let x = simd.partial_load_f64s(&row[V * lanes..]);
+            last = simd.add_f64s(last, simd.mul_f64s(c, x));
         }
+    }
+    let (d, _) = S::as_mut_simd_f64s(&mut dst[..V * lanes]);
+    d.copy_from_slice(&acc);
+    if PARTIAL {
+        simd.partial_store_f64s(&mut dst[V * lanes..], last);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pulp::WithSimd;
+
+    struct Update<'a> {
+        dst: &'a mut [f64],
+        coefs: &'a [f64],
+        src: Rows<'a>,
+        negate: bool,
+    }
+
+    impl WithSimd for Update<'_> {
+        type Output = ();
+
+        #[inline(always)]
+        fn with_simd<S: Simd>(self, simd: S) {
+            update(simd, self.dst, self.coefs, self.src, self.negate);
+        }
+    }
 
     /// xorshift64*: seeded values in `[−1, 1)`.
     fn values(len: usize, seed: u64) -> Vec<f64> {

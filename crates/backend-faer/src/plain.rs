@@ -4,10 +4,10 @@
 //! through one SIMD kernel ([`crate::kernel`]), and an inverse from the
 //! factors, `A⁻¹ = U⁻¹ L⁻¹ P`, in `≈ 4n³/3` flops.
 
-use pulp::Arch;
+use pulp::{Arch, Simd, WithSimd};
 use spantree_core::Matrix;
 
-use crate::kernel::{add_rows, arch, sub_rows, Rows};
+use crate::kernel::{arch, update, Rows};
 
 /// Columns per panel. A trailing row is updated by `BLOCK` pivot rows at
 /// once, its registers loaded and stored once per panel.
@@ -39,6 +39,242 @@ impl PlainLu {
         debug_assert_eq!(lu.len(), n * n);
         let arch = arch();
         let mut swaps = Vec::with_capacity(n);
+        arch.dispatch(Factorise {
+            n,
+            lu: &mut lu,
+            swaps: &mut swaps,
+        });
+        PlainLu { n, lu, swaps, arch }
+    }
+
+    /// The diagonal of `U`.
+    pub(crate) fn pivots(&self) -> Vec<f64> {
+        (0..self.n).map(|i| self.lu[i * self.n + i]).collect()
+    }
+
+    /// Whether `P` is an odd permutation.
+    pub(crate) fn odd(&self) -> bool {
+        self.swaps
+            .iter()
+            .enumerate()
+            .filter(|&(k, &p)| p != k)
+            .count()
+            % 2
+            == 1
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.lu[i * self.n..(i + 1) * self.n]
+    }
+
+    /// Solves `A X = B` in place (`B` row-major `n × k`); `A` must be
+    /// nonsingular. `2n²k` flops.
+    pub(crate) fn solve(&self, rhs: &mut Matrix<f64>) {
+        let k = rhs.cols();
+        self.run(Task::Solve {
+            b: rhs.as_mut_slice(),
+            k,
+        });
+    }
+
+    /// Solves `Aᵀ X = B` in place; `A` must be nonsingular. With `A = Pᵀ L U`,
+    /// `Aᵀ = Uᵀ Lᵀ P`: forward with `Uᵀ`, backward with `Lᵀ`, then `Pᵀ`.
+    /// The coefficients (columns of `U` and `L`) are gathered into a buffer
+    /// once per row. `2n²k` flops.
+    pub(crate) fn solve_transpose(&self, rhs: &mut Matrix<f64>) {
+        let k = rhs.cols();
+        self.run(Task::SolveTranspose {
+            b: rhs.as_mut_slice(),
+            k,
+        });
+    }
+
+    /// `A⁻¹ = U⁻¹ L⁻¹ P`; `A` must be nonsingular. `L⁻¹` by forward
+    /// substitution on `I`, row `i` only over its nonzero columns `0..i`
+    /// (`≈ n³/3` flops), then `U⁻¹ L⁻¹` by backward substitution (`n³`),
+    /// then the column swaps of `P` in reverse order.
+    pub(crate) fn inverse(&self) -> Matrix<f64> {
+        let mut x = Matrix::identity(self.n);
+        self.run(Task::Inverse {
+            x: x.as_mut_slice(),
+        });
+        x
+    }
+
+    /// `B X` for row-major `B` (`r × n`) and `X` (`n × c`): each row of the
+    /// product is one kernel call over the rows of `X`. `2rnc` flops.
+    pub(crate) fn matmul(&self, b: &Matrix<f64>, x: &Matrix<f64>) -> Matrix<f64> {
+        let mut out = Matrix::zeros(b.rows(), x.cols());
+        self.run(Task::Product {
+            out: out.as_mut_slice(),
+            b: b.as_slice(),
+            inner: b.cols(),
+            x: x.as_slice(),
+            cols: x.cols(),
+        });
+        out
+    }
+
+    /// One dispatch per operation: the kernel is inlined into the whole
+    /// loop for the detected instruction set.
+    fn run(&self, task: Task<'_>) {
+        self.arch.dispatch(Run { lu: self, task });
+    }
+
+    /// `L y = b` in place, `b` row-major with `k` columns.
+    #[inline(always)]
+    fn forward_unit_lower<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        for i in 1..self.n {
+            let (done, rest) = b.split_at_mut(i * k);
+            update(simd, &mut rest[..k], &self.row(i)[..i], rows(done, k), true);
+        }
+    }
+
+    /// `U x = y` in place, `y` row-major with `k` columns.
+    #[inline(always)]
+    fn backward_upper<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        let n = self.n;
+        for i in (0..n).rev() {
+            let (head, done) = b.split_at_mut((i + 1) * k);
+            let row = &mut head[i * k..];
+            update(simd, row, &self.row(i)[i + 1..], rows(done, k), true);
+            let d = self.lu[i * n + i];
+            row.iter_mut().for_each(|x| *x /= d);
+        }
+    }
+
+    #[inline(always)]
+    fn solve_transpose_with<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        let n = self.n;
+        let mut column = Vec::with_capacity(n);
+        for i in 0..n {
+            let (done, rest) = b.split_at_mut(i * k);
+            let row = &mut rest[..k];
+            column.clear();
+            column.extend((0..i).map(|j| self.lu[j * n + i]));
+            update(simd, row, &column, rows(done, k), true);
+            let d = self.lu[i * n + i];
+            row.iter_mut().for_each(|x| *x /= d);
+        }
+        for i in (0..n).rev() {
+            let (head, done) = b.split_at_mut((i + 1) * k);
+            let row = &mut head[i * k..];
+            column.clear();
+            column.extend((i + 1..n).map(|j| self.lu[j * n + i]));
+            update(simd, row, &column, rows(done, k), true);
+        }
+        for (i, &p) in self.swaps.iter().enumerate().rev() {
+            swap_rows(b, k, i, p);
+        }
+    }
+
+    #[inline(always)]
+    fn inverse_with<S: Simd>(&self, simd: S, x: &mut [f64]) {
+        let n = self.n;
+        for i in 1..n {
+            let (done, rest) = x.split_at_mut(i * n);
+            update(simd, &mut rest[..i], &self.row(i)[..i], rows(done, n), true);
+        }
+        self.backward_upper(simd, x, n);
+        for (k, &p) in self.swaps.iter().enumerate().rev() {
+            if p != k {
+                for row in x.chunks_exact_mut(n) {
+                    row.swap(k, p);
+                }
+            }
+        }
+    }
+}
+
+/// Row `r` of a row-major buffer with `k` columns, from column 0.
+fn rows(rows: &[f64], stride: usize) -> Rows<'_> {
+    Rows {
+        rows,
+        stride,
+        offset: 0,
+    }
+}
+
+/// An operation on the factors, run under one dispatch.
+enum Task<'a> {
+    Solve {
+        b: &'a mut [f64],
+        k: usize,
+    },
+    SolveTranspose {
+        b: &'a mut [f64],
+        k: usize,
+    },
+    Inverse {
+        x: &'a mut [f64],
+    },
+    Product {
+        out: &'a mut [f64],
+        b: &'a [f64],
+        inner: usize,
+        x: &'a [f64],
+        cols: usize,
+    },
+}
+
+struct Run<'a> {
+    lu: &'a PlainLu,
+    task: Task<'a>,
+}
+
+impl WithSimd for Run<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let lu = self.lu;
+        match self.task {
+            Task::Solve { b, k } => {
+                for (i, &p) in lu.swaps.iter().enumerate() {
+                    swap_rows(b, k, i, p);
+                }
+                lu.forward_unit_lower(simd, b, k);
+                lu.backward_upper(simd, b, k);
+            }
+            Task::SolveTranspose { b, k } => lu.solve_transpose_with(simd, b, k),
+            Task::Inverse { x } => lu.inverse_with(simd, x),
+            Task::Product {
+                out,
+                b,
+                inner,
+                x,
+                cols,
+            } => {
+                if cols == 0 || inner == 0 {
+                    return;
+                }
+                for (row, coefs) in out.chunks_exact_mut(cols).zip(b.chunks_exact(inner)) {
+                    update(simd, row, coefs, rows(x, cols), false);
+                }
+            }
+        }
+    }
+}
+
+fn swap_rows(b: &mut [f64], k: usize, i: usize, p: usize) {
+    if i != p {
+        let (top, bottom) = b.split_at_mut(p * k);
+        top[i * k..(i + 1) * k].swap_with_slice(&mut bottom[..k]);
+    }
+}
+
+struct Factorise<'a> {
+    n: usize,
+    lu: &'a mut [f64],
+    swaps: &'a mut Vec<usize>,
+}
+
+impl WithSimd for Factorise<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Factorise { n, lu, swaps } = self;
         let mut k0 = 0;
         while k0 < n {
             let k1 = (k0 + BLOCK).min(n);
@@ -84,7 +320,7 @@ impl PlainLu {
                         stride: n,
                         offset: k1,
                     };
-                    sub_rows(arch, right, &left[k0..k], src);
+                    update(simd, right, &left[k0..k], src, true);
                 }
                 // A₂₂ −= L₂₁ U₁₂.
                 let (top, bottom) = lu.split_at_mut(k1 * n);
@@ -95,168 +331,10 @@ impl PlainLu {
                 };
                 for row in bottom.chunks_exact_mut(n) {
                     let (left, right) = row.split_at_mut(k1);
-                    sub_rows(arch, right, &left[k0..k1], src);
+                    update(simd, right, &left[k0..k1], src, true);
                 }
             }
             k0 = k1;
         }
-        PlainLu { n, lu, swaps, arch }
-    }
-
-    /// The diagonal of `U`.
-    pub(crate) fn pivots(&self) -> Vec<f64> {
-        (0..self.n).map(|i| self.lu[i * self.n + i]).collect()
-    }
-
-    /// Whether `P` is an odd permutation.
-    pub(crate) fn odd(&self) -> bool {
-        self.swaps
-            .iter()
-            .enumerate()
-            .filter(|&(k, &p)| p != k)
-            .count()
-            % 2
-            == 1
-    }
-
-    fn row(&self, i: usize) -> &[f64] {
-        &self.lu[i * self.n..(i + 1) * self.n]
-    }
-
-    /// Solves `A X = B` in place (`B` row-major `n × k`); `A` must be
-    /// nonsingular. `2n²k` flops.
-    pub(crate) fn solve(&self, rhs: &mut Matrix<f64>) {
-        let k = rhs.cols();
-        let b = rhs.as_mut_slice();
-        for (i, &p) in self.swaps.iter().enumerate() {
-            swap_rows(b, k, i, p);
-        }
-        self.forward_unit_lower(b, k);
-        self.backward_upper(b, k);
-    }
-
-    /// `L y = b` in place, `b` row-major with `k` columns.
-    fn forward_unit_lower(&self, b: &mut [f64], k: usize) {
-        for i in 1..self.n {
-            let (done, rest) = b.split_at_mut(i * k);
-            let src = Rows {
-                rows: done,
-                stride: k,
-                offset: 0,
-            };
-            sub_rows(self.arch, &mut rest[..k], &self.row(i)[..i], src);
-        }
-    }
-
-    /// `U x = y` in place, `y` row-major with `k` columns.
-    fn backward_upper(&self, b: &mut [f64], k: usize) {
-        let n = self.n;
-        for i in (0..n).rev() {
-            let (head, done) = b.split_at_mut((i + 1) * k);
-            let row = &mut head[i * k..];
-            let src = Rows {
-                rows: done,
-                stride: k,
-                offset: 0,
-            };
-            sub_rows(self.arch, row, &self.row(i)[i + 1..], src);
-            let d = self.lu[i * n + i];
-            row.iter_mut().for_each(|x| *x /= d);
-        }
-    }
-
-    /// Solves `Aᵀ X = B` in place; `A` must be nonsingular. With `A = Pᵀ L U`,
-    /// `Aᵀ = Uᵀ Lᵀ P`: forward with `Uᵀ`, backward with `Lᵀ`, then `Pᵀ`.
-    /// The coefficients (columns of `U` and `L`) are gathered into a buffer
-    /// once per row. `2n²k` flops.
-    pub(crate) fn solve_transpose(&self, rhs: &mut Matrix<f64>) {
-        let n = self.n;
-        let k = rhs.cols();
-        let b = rhs.as_mut_slice();
-        let mut column = Vec::with_capacity(n);
-        for i in 0..n {
-            let (done, rest) = b.split_at_mut(i * k);
-            let row = &mut rest[..k];
-            column.clear();
-            column.extend((0..i).map(|j| self.lu[j * n + i]));
-            let src = Rows {
-                rows: done,
-                stride: k,
-                offset: 0,
-            };
-            sub_rows(self.arch, row, &column, src);
-            let d = self.lu[i * n + i];
-            row.iter_mut().for_each(|x| *x /= d);
-        }
-        for i in (0..n).rev() {
-            let (head, done) = b.split_at_mut((i + 1) * k);
-            let row = &mut head[i * k..];
-            column.clear();
-            column.extend((i + 1..n).map(|j| self.lu[j * n + i]));
-            let src = Rows {
-                rows: done,
-                stride: k,
-                offset: 0,
-            };
-            sub_rows(self.arch, row, &column, src);
-        }
-        for (i, &p) in self.swaps.iter().enumerate().rev() {
-            swap_rows(b, k, i, p);
-        }
-    }
-
-    /// `A⁻¹ = U⁻¹ L⁻¹ P`; `A` must be nonsingular. `L⁻¹` by forward
-    /// substitution on `I`, row `i` only over its nonzero columns `0..i`
-    /// (`≈ n³/3` flops), then `U⁻¹ L⁻¹` by backward substitution (`n³`),
-    /// then the column swaps of `P` in reverse order.
-    pub(crate) fn inverse(&self) -> Matrix<f64> {
-        let n = self.n;
-        let mut x = Matrix::identity(n);
-        let b = x.as_mut_slice();
-        for i in 1..n {
-            let (done, rest) = b.split_at_mut(i * n);
-            let src = Rows {
-                rows: done,
-                stride: n,
-                offset: 0,
-            };
-            sub_rows(self.arch, &mut rest[..i], &self.row(i)[..i], src);
-        }
-        self.backward_upper(b, n);
-        for (k, &p) in self.swaps.iter().enumerate().rev() {
-            if p != k {
-                for row in b.chunks_exact_mut(n) {
-                    row.swap(k, p);
-                }
-            }
-        }
-        x
-    }
-
-    /// `B X` for row-major `B` (`r × n`) and `X` (`n × c`): each row of the
-    /// product is one kernel call over the rows of `X`. `2rnc` flops.
-    pub(crate) fn matmul(&self, b: &Matrix<f64>, x: &Matrix<f64>) -> Matrix<f64> {
-        let c = x.cols();
-        let mut out = Matrix::zeros(b.rows(), c);
-        let src = Rows {
-            rows: x.as_slice(),
-            stride: c,
-            offset: 0,
-        };
-        for (row, coefs) in out
-            .as_mut_slice()
-            .chunks_exact_mut(c.max(1))
-            .zip(b.as_slice().chunks_exact(b.cols().max(1)))
-        {
-            add_rows(self.arch, row, coefs, src);
-        }
-        out
-    }
-}
-
-fn swap_rows(b: &mut [f64], k: usize, i: usize, p: usize) {
-    if i != p {
-        let (top, bottom) = b.split_at_mut(p * k);
-        top[i * k..(i + 1) * k].swap_with_slice(&mut bottom[..k]);
     }
 }

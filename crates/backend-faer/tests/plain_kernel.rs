@@ -3,6 +3,7 @@
 //! remainder of every vector width and every panel boundary is hit, against
 //! residual identities with stated bounds and exact rational determinants.
 
+#[allow(unused_imports)] // the shared oracles this file does not need
 mod common;
 
 use common::{max_abs, max_diff, mul, random, well_conditioned, Rng};
