@@ -12,10 +12,13 @@ use crate::scaled::Scaled;
 
 /// The dimension from which [`Lu::new`] uses faer rather than the plain LU.
 ///
-/// Measured with `cargo bench -p spantree-faer --bench crossover` on random
-/// Laplacians (factorise plus inverse): the plain LU wins below, faer above;
-/// the table is in the crate docs.
-pub const CROSSOVER: usize = 48;
+/// Measured with `cargo run --release -p spantree-bench --example kernels --
+/// crossover` on random multi-root Laplacians (factorise plus inverse,
+/// minimum of 300 groups, µs): with the SIMD kernel the plain LU wins up to
+/// `n = 160` (plain / faer: `n = 48` 12.8 / 22.4, `96` 129 / 182, `160`
+/// 603 / 706), ties at `200` (1126 / 1173) and loses at `256`
+/// (2850 / 2079), where faer's cache blocking pays.
+pub const CROSSOVER: usize = 160;
 
 /// Which LU implementation factorised a matrix.
 ///
@@ -24,8 +27,9 @@ pub const CROSSOVER: usize = 48;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LuKernel {
-    /// A straightforward row-major `getf2`-style loop: no blocking, no
-    /// allocation beyond the factors. Fastest for small matrices.
+    /// A row-major LU blocked in panels of 8 columns, every update through
+    /// one SIMD row kernel (AVX2 or scalar, chosen at run time), no
+    /// allocation beyond the factors. Fastest for small and medium matrices.
     Plain,
     /// faer's recursive blocked LU (`faer::linalg::solvers::PartialPivLu`).
     Faer,
@@ -282,25 +286,22 @@ impl Factorization for Lu {
     }
 
     /// `A⁻¹` from the existing factors, one `O(n³)` pass, no refactorisation:
-    /// solves against `I` on the plain engine, triangular inverses and one
-    /// product on faer.
+    /// `U⁻¹ L⁻¹ P` by two substitutions on the plain engine (`≈ 4n³/3`
+    /// flops), triangular inverses and one product on faer.
     ///
     /// # Errors
     /// [`Numerical::Singular`] at the first zero pivot.
     fn inverse(&self) -> Result<Matrix<f64>, Numerical> {
         self.check()?;
         Ok(match &self.factors {
-            Factors::Plain(f) => {
-                let mut x = Matrix::identity(self.n);
-                f.solve(&mut x);
-                x
-            }
+            Factors::Plain(f) => f.inverse(),
             Factors::Faer(f) => f.inverse(),
         })
     }
 
     /// `X B X` for `X = A⁻¹`: on faer's kernel, its blocked solve and
-    /// product; on the plain one, a solve and a row-major product. `4n³`
+    /// product; on the plain one, a solve and a row-major product through
+    /// the same SIMD kernel. `4n³`
     /// flops.
     ///
     /// # Errors
@@ -314,7 +315,7 @@ impl Factorization for Lu {
         Ok(match &self.factors {
             Factors::Plain(f) => {
                 f.solve(&mut b);
-                b.matmul(x)
+                f.matmul(&b, x)
             }
             Factors::Faer(f) => f.inverse_sandwich(x, &b),
         })

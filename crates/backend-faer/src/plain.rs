@@ -1,60 +1,50 @@
-//! A straightforward LU with partial pivoting on a row-major buffer: the
-//! engine for small matrices, where faer's blocked machinery costs more
-//! than it saves (see the crate docs for the measured crossover).
+//! A row-major LU with partial pivoting for small matrices, where faer's
+//! blocked machinery costs more than it saves (see the crate docs for the
+//! measured crossover): a blocked right-looking `getrf` whose updates all go
+//! through one SIMD kernel ([`crate::kernel`]), and an inverse from the
+//! factors, `A⁻¹ = U⁻¹ L⁻¹ P`, in `≈ 4n³/3` flops.
 
+use pulp::{Arch, Simd, WithSimd};
 use spantree_core::Matrix;
 
-/// `P A = L U`, LAPACK-style (`getf2`): `L` unit lower triangular strictly
-/// below the diagonal of `lu`, `U` on and above it; step `k` swapped rows `k`
-/// and `swaps[k] ≥ k`. A zero pivot is recorded and its elimination step
-/// skipped (its column below the diagonal is already zero), so the factors
-/// stay valid for singular matrices.
+use crate::kernel::{arch, update, Rows};
+
+/// Columns per panel. A trailing row is updated by `BLOCK` pivot rows at
+/// once, its registers loaded and stored once per panel.
+const BLOCK: usize = 8;
+
+/// `P A = L U`, LAPACK-style: `L` unit lower triangular strictly below the
+/// diagonal of `lu`, `U` on and above it; step `k` swapped rows `k` and
+/// `swaps[k] ≥ k`. A zero pivot is recorded and its elimination step
+/// skipped (its column below the diagonal is already zero, so its
+/// multipliers are zero), so the factors stay valid for singular matrices.
 #[derive(Clone, Debug)]
 pub(crate) struct PlainLu {
     n: usize,
     lu: Vec<f64>,
     swaps: Vec<usize>,
+    arch: Arch,
 }
 
 impl PlainLu {
     /// Factorises the row-major `n × n` matrix `a`; `2n³/3` flops.
+    ///
+    /// Panels of [`BLOCK`] columns: the panel is eliminated column by
+    /// column (pivot search, full-row swap, multipliers, update of the
+    /// panel's own columns), then the panel's rows of `U` right of it
+    /// (`L₁₁⁻¹ A₁₂`) and the trailing rows (`A₂₂ − L₂₁ U₁₂`) get one kernel
+    /// call per row. The same arithmetic as the column-by-column `getf2`,
+    /// summed in another order.
     pub(crate) fn new(n: usize, mut lu: Vec<f64>) -> Self {
         debug_assert_eq!(lu.len(), n * n);
+        let arch = arch();
         let mut swaps = Vec::with_capacity(n);
-        for k in 0..n {
-            let mut p = k;
-            let mut max = lu[k * n + k].abs();
-            for i in k + 1..n {
-                let v = lu[i * n + k].abs();
-                if v > max {
-                    max = v;
-                    p = i;
-                }
-            }
-            swaps.push(p);
-            if p != k {
-                for j in 0..n {
-                    lu.swap(k * n + j, p * n + j);
-                }
-            }
-            let pivot = lu[k * n + k];
-            if pivot == 0.0 {
-                continue;
-            }
-            let (top, bottom) = lu.split_at_mut((k + 1) * n);
-            let pivot_row = &top[k * n + k + 1..(k + 1) * n];
-            for row in bottom.chunks_exact_mut(n) {
-                let l = row[k] / pivot;
-                row[k] = l;
-                // Laplacians are often sparse: skip the update for zero multipliers.
-                if l != 0.0 {
-                    for (x, u) in row[k + 1..].iter_mut().zip(pivot_row) {
-                        *x -= l * u;
-                    }
-                }
-            }
-        }
-        PlainLu { n, lu, swaps }
+        arch.dispatch(Factorise {
+            n,
+            lu: &mut lu,
+            swaps: &mut swaps,
+        });
+        PlainLu { n, lu, swaps, arch }
     }
 
     /// The diagonal of `U`.
@@ -73,79 +63,278 @@ impl PlainLu {
             == 1
     }
 
-    fn l(&self, i: usize, j: usize) -> f64 {
-        self.lu[i * self.n + j]
+    fn row(&self, i: usize) -> &[f64] {
+        &self.lu[i * self.n..(i + 1) * self.n]
     }
 
-    /// Solves `A X = B` in place (`B` row-major `n × k`); `A` must be nonsingular.
+    /// Solves `A X = B` in place (`B` row-major `n × k`); `A` must be
+    /// nonsingular. `2n²k` flops.
     pub(crate) fn solve(&self, rhs: &mut Matrix<f64>) {
-        let n = self.n;
         let k = rhs.cols();
-        let b = rhs.as_mut_slice();
-        for (i, &p) in self.swaps.iter().enumerate() {
-            swap_rows(b, k, i, p);
-        }
-        // L y = P b, forward.
-        for i in 1..n {
-            let (done, rest) = b.split_at_mut(i * k);
-            let row = &mut rest[..k];
-            for j in 0..i {
-                axpy(row, -self.l(i, j), &done[j * k..(j + 1) * k]);
-            }
-        }
-        // U x = y, backward.
-        for i in (0..n).rev() {
-            let (head, done) = b.split_at_mut((i + 1) * k);
-            let row = &mut head[i * k..];
-            for j in i + 1..n {
-                axpy(row, -self.l(i, j), &done[(j - i - 1) * k..(j - i) * k]);
-            }
-            let d = self.l(i, i);
-            row.iter_mut().for_each(|x| *x /= d);
-        }
+        self.run(Task::Solve {
+            b: rhs.as_mut_slice(),
+            k,
+        });
     }
 
     /// Solves `Aᵀ X = B` in place; `A` must be nonsingular. With `A = Pᵀ L U`,
     /// `Aᵀ = Uᵀ Lᵀ P`: forward with `Uᵀ`, backward with `Lᵀ`, then `Pᵀ`.
+    /// The coefficients (columns of `U` and `L`) are gathered into a buffer
+    /// once per row. `2n²k` flops.
     pub(crate) fn solve_transpose(&self, rhs: &mut Matrix<f64>) {
-        let n = self.n;
         let k = rhs.cols();
-        let b = rhs.as_mut_slice();
+        self.run(Task::SolveTranspose {
+            b: rhs.as_mut_slice(),
+            k,
+        });
+    }
+
+    /// `A⁻¹ = U⁻¹ L⁻¹ P`; `A` must be nonsingular. `L⁻¹` by forward
+    /// substitution on `I`, row `i` only over its nonzero columns `0..i`
+    /// (`≈ n³/3` flops), then `U⁻¹ L⁻¹` by backward substitution (`n³`),
+    /// then the column swaps of `P` in reverse order.
+    pub(crate) fn inverse(&self) -> Matrix<f64> {
+        let mut x = Matrix::identity(self.n);
+        self.run(Task::Inverse {
+            x: x.as_mut_slice(),
+        });
+        x
+    }
+
+    /// `B X` for row-major `B` (`r × n`) and `X` (`n × c`): each row of the
+    /// product is one kernel call over the rows of `X`. `2rnc` flops.
+    pub(crate) fn matmul(&self, b: &Matrix<f64>, x: &Matrix<f64>) -> Matrix<f64> {
+        let mut out = Matrix::zeros(b.rows(), x.cols());
+        self.run(Task::Product {
+            out: out.as_mut_slice(),
+            b: b.as_slice(),
+            inner: b.cols(),
+            x: x.as_slice(),
+            cols: x.cols(),
+        });
+        out
+    }
+
+    /// One dispatch per operation: the kernel is inlined into the whole
+    /// loop for the detected instruction set.
+    fn run(&self, task: Task<'_>) {
+        self.arch.dispatch(Run { lu: self, task });
+    }
+
+    /// `L y = b` in place, `b` row-major with `k` columns.
+    #[inline(always)]
+    fn forward_unit_lower<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        for i in 1..self.n {
+            let (done, rest) = b.split_at_mut(i * k);
+            update(simd, &mut rest[..k], &self.row(i)[..i], rows(done, k), true);
+        }
+    }
+
+    /// `U x = y` in place, `y` row-major with `k` columns.
+    #[inline(always)]
+    fn backward_upper<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        let n = self.n;
+        for i in (0..n).rev() {
+            let (head, done) = b.split_at_mut((i + 1) * k);
+            let row = &mut head[i * k..];
+            update(simd, row, &self.row(i)[i + 1..], rows(done, k), true);
+            let d = self.lu[i * n + i];
+            row.iter_mut().for_each(|x| *x /= d);
+        }
+    }
+
+    #[inline(always)]
+    fn solve_transpose_with<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        let n = self.n;
+        let mut column = Vec::with_capacity(n);
         for i in 0..n {
             let (done, rest) = b.split_at_mut(i * k);
             let row = &mut rest[..k];
-            for j in 0..i {
-                axpy(row, -self.l(j, i), &done[j * k..(j + 1) * k]);
-            }
-            let d = self.l(i, i);
+            column.clear();
+            column.extend((0..i).map(|j| self.lu[j * n + i]));
+            update(simd, row, &column, rows(done, k), true);
+            let d = self.lu[i * n + i];
             row.iter_mut().for_each(|x| *x /= d);
         }
         for i in (0..n).rev() {
             let (head, done) = b.split_at_mut((i + 1) * k);
             let row = &mut head[i * k..];
-            for j in i + 1..n {
-                axpy(row, -self.l(j, i), &done[(j - i - 1) * k..(j - i) * k]);
-            }
+            column.clear();
+            column.extend((i + 1..n).map(|j| self.lu[j * n + i]));
+            update(simd, row, &column, rows(done, k), true);
         }
         for (i, &p) in self.swaps.iter().enumerate().rev() {
             swap_rows(b, k, i, p);
         }
     }
+
+    #[inline(always)]
+    fn inverse_with<S: Simd>(&self, simd: S, x: &mut [f64]) {
+        let n = self.n;
+        for i in 1..n {
+            let (done, rest) = x.split_at_mut(i * n);
+            update(simd, &mut rest[..i], &self.row(i)[..i], rows(done, n), true);
+        }
+        self.backward_upper(simd, x, n);
+        for (k, &p) in self.swaps.iter().enumerate().rev() {
+            if p != k {
+                for row in x.chunks_exact_mut(n) {
+                    row.swap(k, p);
+                }
+            }
+        }
+    }
 }
 
-/// `y += a · x`, skipping `a = 0` (sparse factors).
-fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    if a != 0.0 {
-        for (y, x) in y.iter_mut().zip(x) {
-            *y += a * x;
+/// Row `r` of a row-major buffer with `k` columns, from column 0.
+fn rows(rows: &[f64], stride: usize) -> Rows<'_> {
+    Rows {
+        rows,
+        stride,
+        offset: 0,
+    }
+}
+
+/// An operation on the factors, run under one dispatch.
+enum Task<'a> {
+    Solve {
+        b: &'a mut [f64],
+        k: usize,
+    },
+    SolveTranspose {
+        b: &'a mut [f64],
+        k: usize,
+    },
+    Inverse {
+        x: &'a mut [f64],
+    },
+    Product {
+        out: &'a mut [f64],
+        b: &'a [f64],
+        inner: usize,
+        x: &'a [f64],
+        cols: usize,
+    },
+}
+
+struct Run<'a> {
+    lu: &'a PlainLu,
+    task: Task<'a>,
+}
+
+impl WithSimd for Run<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let lu = self.lu;
+        match self.task {
+            Task::Solve { b, k } => {
+                for (i, &p) in lu.swaps.iter().enumerate() {
+                    swap_rows(b, k, i, p);
+                }
+                lu.forward_unit_lower(simd, b, k);
+                lu.backward_upper(simd, b, k);
+            }
+            Task::SolveTranspose { b, k } => lu.solve_transpose_with(simd, b, k),
+            Task::Inverse { x } => lu.inverse_with(simd, x),
+            Task::Product {
+                out,
+                b,
+                inner,
+                x,
+                cols,
+            } => {
+                if cols == 0 || inner == 0 {
+                    return;
+                }
+                for (row, coefs) in out.chunks_exact_mut(cols).zip(b.chunks_exact(inner)) {
+                    update(simd, row, coefs, rows(x, cols), false);
+                }
+            }
         }
     }
 }
 
 fn swap_rows(b: &mut [f64], k: usize, i: usize, p: usize) {
     if i != p {
-        for j in 0..k {
-            b.swap(i * k + j, p * k + j);
+        let (top, bottom) = b.split_at_mut(p * k);
+        top[i * k..(i + 1) * k].swap_with_slice(&mut bottom[..k]);
+    }
+}
+
+struct Factorise<'a> {
+    n: usize,
+    lu: &'a mut [f64],
+    swaps: &'a mut Vec<usize>,
+}
+
+impl WithSimd for Factorise<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Factorise { n, lu, swaps } = self;
+        let mut k0 = 0;
+        while k0 < n {
+            let k1 = (k0 + BLOCK).min(n);
+            for k in k0..k1 {
+                let mut p = k;
+                let mut max = lu[k * n + k].abs();
+                for i in k + 1..n {
+                    let v = lu[i * n + k].abs();
+                    if v > max {
+                        max = v;
+                        p = i;
+                    }
+                }
+                swaps.push(p);
+                if p != k {
+                    for j in 0..n {
+                        lu.swap(k * n + j, p * n + j);
+                    }
+                }
+                let pivot = lu[k * n + k];
+                if pivot == 0.0 {
+                    continue;
+                }
+                let (top, bottom) = lu.split_at_mut((k + 1) * n);
+                let pivot_row = &top[k * n + k + 1..k * n + k1];
+                for row in bottom.chunks_exact_mut(n) {
+                    let l = row[k] / pivot;
+                    row[k] = l;
+                    if l != 0.0 {
+                        for (x, u) in row[k + 1..k1].iter_mut().zip(pivot_row) {
+                            *x -= l * u;
+                        }
+                    }
+                }
+            }
+            if k1 < n {
+                // U₁₂ = L₁₁⁻¹ A₁₂, row by row (L₁₁ unit lower triangular).
+                for k in k0 + 1..k1 {
+                    let (top, rest) = lu.split_at_mut(k * n);
+                    let (left, right) = rest[..n].split_at_mut(k1);
+                    let src = Rows {
+                        rows: &top[k0 * n..],
+                        stride: n,
+                        offset: k1,
+                    };
+                    update(simd, right, &left[k0..k], src, true);
+                }
+                // A₂₂ −= L₂₁ U₁₂.
+                let (top, bottom) = lu.split_at_mut(k1 * n);
+                let src = Rows {
+                    rows: &top[k0 * n..],
+                    stride: n,
+                    offset: k1,
+                };
+                for row in bottom.chunks_exact_mut(n) {
+                    let (left, right) = row.split_at_mut(k1);
+                    update(simd, right, &left[k0..k1], src, true);
+                }
+            }
+            k0 = k1;
         }
     }
 }

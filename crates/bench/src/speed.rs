@@ -193,17 +193,23 @@ pub fn run_op<E: Engine<Scalar = f64>>(engine: &E, op: Op, i: &Inputs) -> f64 {
     }
 }
 
-/// `e^{θ − c_m}` column by column and the single-root Laplacian, row-major `n × n`.
+/// `e^{θ − c_m}` (one vectorised exponential per arc, row by row, as the
+/// library's preparation does) and the single-root Laplacian, row-major `n × n`.
 fn laplacian_of(scores: &Matrix<f64>) -> Matrix<f64> {
     let n1 = scores.rows();
-    let mut w = Matrix::zeros(n1, n1);
-    for m in 1..n1 {
-        let c = (0..n1)
-            .map(|h| scores[(h, m)])
-            .fold(f64::NEG_INFINITY, f64::max);
-        for h in 0..n1 {
-            w[(h, m)] = (scores[(h, m)] - c).exp();
+    let mut c = vec![f64::NEG_INFINITY; n1];
+    for row in scores.as_slice().chunks_exact(n1) {
+        for (c, &s) in c.iter_mut().zip(row) {
+            *c = c.max(s);
         }
+    }
+    let mut w = Matrix::zeros(n1, n1);
+    for (out, row) in w
+        .as_mut_slice()
+        .chunks_exact_mut(n1)
+        .zip(scores.as_slice().chunks_exact(n1))
+    {
+        spantree_core::linalg::exp_differences(row, &c, out);
     }
     spantree_core::laplacian::laplacian(&w, Rooting::Single)
 }

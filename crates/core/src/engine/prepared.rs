@@ -4,6 +4,7 @@ use std::ops::{Deref, DerefMut, Index, IndexMut};
 
 use crate::error::{ArcRef, Error, Result};
 use crate::graph::{Graph, Potentials};
+use crate::linalg::{exp_difference, exp_differences};
 use crate::matrix::Matrix;
 use crate::scalar::{FromScore, Scalar};
 
@@ -281,28 +282,43 @@ impl<S: FromScore> Prepared<S> {
         let mut lost = None;
         if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
             // One score per arc: its own log-weight, so one exponential per
-            // arc, `e^{θ − c_m}` to a few ulps.
-            for m in 1..=n {
-                let score = |h: usize| graph.values(h, m)[0].to_f64();
-                let c = (0..=n)
-                    .filter(|&h| h != m)
-                    .map(score)
-                    .fold(f64::NEG_INFINITY, f64::max);
-                if c == f64::NEG_INFINITY {
-                    continue;
+            // arc, `e^{θ − c_m}` to a few ulps, a whole row of the scores at
+            // a time through the vectorised `exp_differences`.
+            let score = |h: usize, m: usize| graph.values(h, m)[0].to_f64();
+            let mut best = vec![f64::NEG_INFINITY; n + 1];
+            for h in 0..=n {
+                for (m, c) in best.iter_mut().enumerate().skip(1) {
+                    if m != h {
+                        *c = c.max(score(h, m));
+                    }
                 }
-                shift[m] = c;
-                for h in (0..=n).filter(|&h| h != m) {
-                    let w = exp_difference(score(h), c);
-                    if score(h) > f64::NEG_INFINITY && underflowed(w) {
+            }
+            for (s, &c) in shift.iter_mut().zip(&best).skip(1) {
+                if c > f64::NEG_INFINITY {
+                    *s = c;
+                }
+            }
+            let mut row = vec![f64::NEG_INFINITY; n + 1];
+            let mut w = vec![0.0; n + 1];
+            for h in 0..=n {
+                for (m, a) in row.iter_mut().enumerate().skip(1) {
+                    *a = if m == h {
+                        f64::NEG_INFINITY
+                    } else {
+                        score(h, m)
+                    };
+                }
+                exp_differences(&row, &shift, &mut w);
+                for m in 1..=n {
+                    if row[m] > f64::NEG_INFINITY && underflowed(w[m]) {
                         let arc = LostArc {
                             head: h,
                             dependent: m,
-                            gap: score(h) - c,
+                            gap: row[m] - shift[m],
                         };
                         lost = LostArc::worse(lost, arc);
                     }
-                    weights[(h, m)] = S::from_f64(w);
+                    weights[(h, m)] = S::from_f64(w[m]);
                 }
             }
             let ln_scale = shift.iter().sum();
@@ -415,42 +431,4 @@ fn shares<S: FromScore, W: Scalar>(
         }
     }
     Some(shares)
-}
-
-/// `e^{a − b}` with a relative error of a few ulps however large `a` and
-/// `b`: `a − b = d + δ` exactly (Knuth's two-sum), and
-/// `e^{d + δ} = e^d (1 + δ)` to `δ²`. (Rounding `a − b` first would cost a
-/// relative error `|a − b| ε` in the weight: `2⁻⁴⁵` for scores `300` below
-/// their column's best.) `0` for `a = −∞`.
-fn exp_difference(a: f64, b: f64) -> f64 {
-    if a == f64::NEG_INFINITY {
-        return 0.0;
-    }
-    let d = a - b;
-    let bb = d - a;
-    let delta = (a - (d - bb)) + (-b - bb);
-    let e = d.exp();
-    if delta.is_finite() {
-        e + e * delta
-    } else {
-        e
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::exp_difference;
-
-    #[test]
-    fn exp_difference_keeps_the_low_bits() {
-        // a − b = −300 − 1e-14 is not an f64; the two-sum keeps the 1e-14.
-        let (a, b): (f64, f64) = (-300.0, 1e-14);
-        let naive = f64::exp(a - b);
-        let exact = (-300f64).exp() * (1.0f64 - 1e-14 + 5e-29);
-        // rel 4e-16: two roundings of e^d and one of the correction.
-        assert!(((exp_difference(a, b) - exact) / exact).abs() < 4e-16);
-        // Rounding a − b first loses the 1e-14 altogether.
-        assert!(((naive - exact) / exact).abs() > 5e-15);
-        assert_eq!(exp_difference(f64::NEG_INFINITY, 1.0), 0.0);
-    }
 }

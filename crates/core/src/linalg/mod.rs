@@ -12,14 +12,20 @@
 //! * [`RowEchelon`]: the pivoting bookkeeping (permutation, rank, the
 //!   border for the adjugate) of a row-echelon elimination, shared by both
 //!   LUs, which supply only their pivot rule and row update.
+//! * [`exp_differences`]: `e^{a − b}` over whole rows, vectorised, to a
+//!   few ulps with the low bits of `a − b` kept (the weights of the
+//!   preparation, one transcendental per arc); [`exp_difference`] is its
+//!   scalar twin.
 //!
 //! Engines with their own kernels (faer's blocked LU, exact Bareiss
 //! elimination over the integers) stay in their backend crates.
 
 mod adjugate;
 mod echelon;
+mod exp;
 mod partial_piv_lu;
 
 pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
+pub use exp::{exp_difference, exp_differences};
 pub use partial_piv_lu::PartialPivLu;
