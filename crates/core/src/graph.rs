@@ -267,7 +267,12 @@ impl<W: Scalar> Graph<W> {
         }
         let vals = self.values(h, m);
         match self.potentials {
-            Potentials::Scores => log_sum_exp(vals.iter().map(|v| v.to_f64())),
+            // One score is its own log-weight (`log_sum_exp` of one value
+            // returns it exactly, after an `exp` and a `ln`).
+            Potentials::Scores => match vals {
+                [one] => one.to_f64(),
+                _ => log_sum_exp(vals.iter().map(|v| v.to_f64())),
+            },
             Potentials::Weights => {
                 let mut total = W::zero();
                 for v in vals {

@@ -235,10 +235,11 @@ impl<S: FromScore> Prepared<S> {
                             [one] => one.to_f64(),
                             _ => graph.log_weight(h, m),
                         };
+                        let e = lw.exp();
                         match own_weight::<S, W>(graph.values(h, m)) {
                             Some(w) => w,
-                            None if lw.exp().is_finite() => {
-                                if underflowed(lw.exp()) {
+                            None if e.is_finite() => {
+                                if underflowed(e) {
                                     let arc = LostArc {
                                         head: h,
                                         dependent: m,
@@ -246,7 +247,7 @@ impl<S: FromScore> Prepared<S> {
                                     };
                                     lost = LostArc::worse(lost, arc);
                                 }
-                                S::from_f64(lw.exp())
+                                S::from_f64(e)
                             }
                             None => {
                                 return Err(Error::Overflow {
