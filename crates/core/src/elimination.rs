@@ -971,6 +971,16 @@ impl NonNegative for Dual {
     }
 }
 
+/// `ln(e^{hi} + e^{lo})` for `hi ≥ lo > −∞`, and the smaller term's share
+/// `e^{lo} / (e^{hi} + e^{lo})` of the sum: what every log-space tangent's
+/// `plus` ([`LnDual`], [`LnGraded`], [`LnAnchored`]) needs to weight the two
+/// relative tangents. `O(1)`.
+#[inline]
+fn ln_sum_and_share(hi: f64, lo: f64) -> (f64, f64) {
+    let ratio = (lo - hi).exp();
+    (hi + ratio.ln_1p(), ratio / (1.0 + ratio))
+}
+
 /// [`Dual`] in log space: the value as [`LnPositive`] and the *relative*
 /// tangent `ȧ / a` (which a sum averages, a product adds and a quotient
 /// subtracts), so that neither can underflow or overflow.
@@ -1036,9 +1046,8 @@ impl NonNegative for LnDual {
         }
         // a + b = a (1 + b/a); the tangent is the average of the two
         // relative tangents weighted by a/(a+b) and b/(a+b).
-        let ratio = (lo.ln - hi.ln).exp();
-        let share = ratio / (1.0 + ratio);
-        LnDual::new(hi.ln + ratio.ln_1p(), hi.rel + share * (lo.rel - hi.rel))
+        let (ln, share) = ln_sum_and_share(hi.ln, lo.ln);
+        LnDual::new(ln, hi.rel + share * (lo.rel - hi.rel))
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
@@ -1382,8 +1391,7 @@ impl NonNegative for LnGraded {
         if lo.is_nil() {
             return *hi;
         }
-        let ratio = (lo.ln - hi.ln).exp();
-        let share = ratio / (1.0 + ratio);
+        let (ln, share) = ln_sum_and_share(hi.ln, lo.ln);
         let order = hi.order.min(lo.order);
         // Each relative tangent o + ρ, weighted by its share of the sum,
         // less the order of the sum: the integer excess of the higher-order
@@ -1392,11 +1400,7 @@ impl NonNegative for LnGraded {
             + share * (lo.rel - hi.rel)
             + (1.0 - share) * f64::from(hi.order - order)
             + share * f64::from(lo.order - order);
-        LnGraded {
-            ln: hi.ln + ratio.ln_1p(),
-            order,
-            rel,
-        }
+        LnGraded { ln, order, rel }
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
@@ -1814,11 +1818,10 @@ impl NonNegative for LnAnchored {
         if lo.is_nil() {
             return *hi;
         }
-        let ratio = (lo.ln - hi.ln).exp();
-        let share = ratio / (1.0 + ratio);
+        let (ln, share) = ln_sum_and_share(hi.ln, lo.ln);
         let excess = lo.anchor.minus(hi.anchor).value();
         LnAnchored {
-            ln: hi.ln + ratio.ln_1p(),
+            ln,
             anchor: hi.anchor,
             rel: hi.rel + share * (lo.rel - hi.rel + excess),
         }
