@@ -68,9 +68,65 @@ fn crossover() {
     }
 }
 
+/// Each phase of the bare kernel alone, for `n` words (µs, median and min).
+fn phases(n: usize) {
+    let i = Inputs::new(n, 2021 + n as u64);
+    let scores = &i.scores;
+    let n1 = n + 1;
+    let best = |s: &Matrix<f64>| {
+        let mut c = vec![f64::NEG_INFINITY; n1];
+        for row in s.as_slice().chunks_exact(n1) {
+            for (c, &x) in c.iter_mut().zip(row) {
+                *c = c.max(x);
+            }
+        }
+        c
+    };
+    let c = best(scores);
+    let exps = |s: &Matrix<f64>, c: &[f64]| {
+        let mut w = Matrix::zeros(n1, n1);
+        for (out, row) in w
+            .as_mut_slice()
+            .chunks_exact_mut(n1)
+            .zip(s.as_slice().chunks_exact(n1))
+        {
+            spantree_core::linalg::exp_differences(row, c, out);
+        }
+        w
+    };
+    let w = exps(scores, &c);
+    let l = laplacian(&w, Rooting::Single);
+    let lu = Lu::new(l.clone());
+    let x = lu.inverse().expect("nonsingular");
+    let show = |name: &str, (med, min): (f64, f64)| {
+        println!("{n} phase/{name} {:.2} {:.2}", med * 1e6, min * 1e6)
+    };
+    show("best", time(|| best(scores)[1]));
+    show("exp", time(|| exps(scores, &c)[(1, 2)]));
+    show("laplacian", time(|| laplacian(&w, Rooting::Single)[(0, 0)]));
+    show("fused", time(|| {
+        let mut out = Matrix::zeros(n, n);
+        spantree_core::laplacian::exp_laplacian(scores, &c, Rooting::Single, None, &mut out);
+        out[(0, 0)]
+    }));
+    show("lu", time(|| Lu::new(l.clone()).pivots()[0]));
+    show("inverse", time(|| lu.inverse().expect("nonsingular")[(0, 0)]));
+    show("solve", time(|| {
+        let mut b = x.clone();
+        lu.solve(&mut b).expect("nonsingular");
+        b[(0, 0)]
+    }));
+}
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("crossover") {
         crossover();
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("phases") {
+        for n in std::env::args().skip(2) {
+            phases(n.parse().expect("a size"));
+        }
         return;
     }
     let sizes: Vec<usize> = std::env::args()

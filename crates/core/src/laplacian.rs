@@ -4,7 +4,10 @@
 //! All take the collapsed weights in the `(n+1) × (n+1)` layout and return an
 //! `n × n` matrix indexed by words `1..=n`, stored 0-based. Cost `O(n²)`.
 
+use pulp::{Arch, Simd, WithSimd};
+
 use crate::graph::Rooting;
+use crate::linalg::exp_row;
 use crate::matrix::Matrix;
 use crate::scalar::Scalar;
 
@@ -45,6 +48,123 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
         }
     }
     l
+}
+
+/// The weights `w[h][m] = e^{θ[h][m] − c_m}` of a score matrix and their
+/// Laplacian for `rooting`, in one pass: the same numbers, bit for bit, as
+/// [`exp_differences`](crate::linalg::exp_differences) row by row followed
+/// by [`laplacian`], without the intermediate weight matrix when `weights`
+/// is `None`.
+///
+/// `scores` is `(n+1) × (n+1)` (row `0` the root, `−∞` for an absent arc;
+/// column `0` and the diagonal are ignored), `shift` has `n + 1` entries
+/// (`shift[m] = c_m`, entry `0` ignored), `laplacian` is `n × n` and is
+/// overwritten; `weights`, if given, `(n+1) × (n+1)`, receives `w` with
+/// zeros on column `0` and the diagonal. Each score row is exponentiated
+/// once (vectorised, one instruction-set dispatch for the whole matrix),
+/// its negation written straight into its Laplacian row and its entries
+/// added to the column sums of the diagonal, while the row is in the
+/// first-level cache. `O(n²)`, one exponential per arc.
+///
+/// # Panics
+/// If the dimensions disagree (a programming error).
+///
+/// ```
+/// use spantree_core::laplacian::{exp_laplacian, laplacian};
+/// use spantree_core::{Matrix, Rooting};
+///
+/// let s = Matrix::from_row_major(3, 3, vec![0.0, 0.5, -1.0, 0.0, 0.0, 2.0, 0.0, 1.0, 0.0]);
+/// let shift = [0.0, 1.0, 2.0];
+/// let mut w = Matrix::zeros(3, 3);
+/// let mut l = Matrix::zeros(2, 2);
+/// exp_laplacian(&s, &shift, Rooting::Multi, Some(&mut w), &mut l);
+/// assert_eq!(w[(1, 2)], 1.0); // e^{2 − 2}
+/// assert_eq!(l, laplacian(&w, Rooting::Multi));
+/// ```
+pub fn exp_laplacian(
+    scores: &Matrix<f64>,
+    shift: &[f64],
+    rooting: Rooting,
+    weights: Option<&mut Matrix<f64>>,
+    laplacian: &mut Matrix<f64>,
+) {
+    let n = laplacian.rows();
+    assert!(laplacian.cols() == n && scores.rows() == n + 1 && scores.cols() == n + 1);
+    assert_eq!(shift.len(), n + 1);
+    if let Some(w) = &weights {
+        assert!(w.rows() == n + 1 && w.cols() == n + 1);
+    }
+    Arch::new().dispatch(ExpLaplacian {
+        n,
+        scores: scores.as_slice(),
+        shift,
+        multi: rooting == Rooting::Multi,
+        weights: weights.map(|w| w.as_mut_slice()),
+        laplacian: laplacian.as_mut_slice(),
+    });
+}
+
+struct ExpLaplacian<'a> {
+    n: usize,
+    scores: &'a [f64],
+    shift: &'a [f64],
+    multi: bool,
+    weights: Option<&'a mut [f64]>,
+    laplacian: &'a mut [f64],
+}
+
+impl WithSimd for ExpLaplacian<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let ExpLaplacian {
+            n,
+            scores,
+            shift,
+            multi,
+            mut weights,
+            laplacian,
+        } = self;
+        let n1 = n + 1;
+        // Column sums, in the order of `laplacian`: the root weight first
+        // (multi-root), then the word rows in increasing order.
+        let mut sums = vec![0.0; n];
+        let mut scratch = vec![0.0; if weights.is_some() { 0 } else { n }];
+        for h in 0..=n {
+            let row = match weights.as_deref_mut() {
+                Some(w) => {
+                    w[h * n1] = 0.0;
+                    &mut w[h * n1 + 1..(h + 1) * n1]
+                }
+                None => &mut scratch[..],
+            };
+            exp_row(simd, &scores[h * n1 + 1..(h + 1) * n1], &shift[1..], row);
+            if h == 0 {
+                if multi {
+                    sums.copy_from_slice(row);
+                } else {
+                    laplacian[..n].copy_from_slice(row);
+                }
+                continue;
+            }
+            row[h - 1] = 0.0;
+            if h == 1 && !multi {
+                // Row 0 of the single-root Laplacian holds the root weights.
+                sums.iter_mut().zip(&*row).for_each(|(s, &w)| *s += w);
+            } else {
+                let out = &mut laplacian[(h - 1) * n..h * n];
+                for ((o, s), &w) in out.iter_mut().zip(sums.iter_mut()).zip(&*row) {
+                    *o = -w;
+                    *s += w;
+                }
+            }
+        }
+        let first = usize::from(!multi);
+        for (m, &s) in sums.iter().enumerate().skip(first) {
+            laplacian[m * n + m] = s;
+        }
+    }
 }
 
 /// The entries `(i, j, sign)` of the `n × n` Laplacian (0-based words) that
@@ -199,6 +319,58 @@ mod tests {
                     (lhs - rhs).abs() <= 1e-12 * (1.0 + lhs.abs()),
                     "{n} {rooting:?}"
                 );
+            }
+        }
+    }
+
+    /// Seeded scores: `−∞` for a fifth of the arcs, otherwise spread over
+    /// `[−800, 300]` so that some weights underflow and some lanes leave the
+    /// vector range.
+    fn scores(n: usize, seed: u64) -> Matrix<f64> {
+        let mut u = matrix(n + 1, n + 1, seed);
+        for (k, x) in u.as_mut_slice().iter_mut().enumerate() {
+            *x = match k % 5 {
+                0 => f64::NEG_INFINITY,
+                1 => 1100.0 * *x - 500.0,
+                _ => 4.0 * *x,
+            };
+        }
+        u
+    }
+
+    /// The fused pass against its definition, the row-by-row
+    /// `exp_differences` and `laplacian`: the same roundings in the same
+    /// order, so bit for bit, for every `n` up to 21 (every vector
+    /// remainder) and both rootings, with and without the weights.
+    #[test]
+    fn exp_laplacian_is_exp_differences_then_laplacian() {
+        use crate::linalg::exp_differences;
+        for n in 0..=21 {
+            let s = scores(n, 3 + n as u64);
+            let mut shift: Vec<f64> = matrix(1, n + 1, 11).as_slice().to_vec();
+            shift.iter_mut().for_each(|c| *c *= 3.0);
+            let mut w = Matrix::zeros(n + 1, n + 1);
+            for h in 0..=n {
+                let mut row = s.row(h).to_vec();
+                row[0] = f64::NEG_INFINITY;
+                row[h] = f64::NEG_INFINITY;
+                let mut out = vec![0.0; n + 1];
+                exp_differences(&row, &shift, &mut out);
+                for m in 1..=n {
+                    w[(h, m)] = out[m];
+                }
+            }
+            for rooting in Rooting::ALL {
+                let expected = laplacian(&w, rooting);
+                let bits = |m: &Matrix<f64>| m.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let mut l = Matrix::from_fn(n, n, |_, _| f64::NAN);
+                let mut got_w = Matrix::from_fn(n + 1, n + 1, |_, _| f64::NAN);
+                exp_laplacian(&s, &shift, rooting, Some(&mut got_w), &mut l);
+                assert_eq!(bits(&l), bits(&expected), "n = {n}, {rooting:?}");
+                assert_eq!(bits(&got_w), bits(&w), "n = {n}, {rooting:?}");
+                let mut l = Matrix::from_fn(n, n, |_, _| f64::NAN);
+                exp_laplacian(&s, &shift, rooting, None, &mut l);
+                assert_eq!(bits(&l), bits(&expected), "n = {n}, {rooting:?}");
             }
         }
     }

@@ -28,4 +28,5 @@ mod partial_piv_lu;
 pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
 pub use exp::{exp_difference, exp_differences};
+pub(crate) use exp::exp_row;
 pub use partial_piv_lu::PartialPivLu;
