@@ -98,20 +98,32 @@ fn phases(n: usize) {
     let l = laplacian(&w, Rooting::Single);
     let lu = Lu::new(l.clone());
     let x = lu.inverse().expect("nonsingular");
-    let show = |name: &str, (med, min): (f64, f64)| {
-        println!("{n} phase/{name} {:.2} {:.2}", med * 1e6, min * 1e6)
+    // `PHASE=lu` times only that phase (for `perf stat` cycle counts).
+    let only = std::env::var("PHASE").ok();
+    let show = |name: &str, f: &mut dyn FnMut() -> f64| {
+        match only.as_deref() {
+            None => {
+                let (med, min) = time(f);
+                println!("{n} phase/{name} {:.2} {:.2}", med * 1e6, min * 1e6)
+            }
+            // A fixed count of calls: `perf stat` task-clock / 10⁵ = time per call.
+            Some(o) if o == name => (0..100_000).for_each(|_| {
+                black_box(f());
+            }),
+            Some(_) => {}
+        }
     };
-    show("best", time(|| best(scores)[1]));
-    show("exp", time(|| exps(scores, &c)[(1, 2)]));
-    show("laplacian", time(|| laplacian(&w, Rooting::Single)[(0, 0)]));
-    show("fused", time(|| {
+    show("best", &mut || (best(scores)[1]));
+    show("exp", &mut || (exps(scores, &c)[(1, 2)]));
+    show("laplacian", &mut || (laplacian(&w, Rooting::Single)[(0, 0)]));
+    show("fused", &mut || ({
         let mut out = Matrix::zeros(n, n);
         spantree_core::laplacian::exp_laplacian(scores, &c, Rooting::Single, None, &mut out);
         out[(0, 0)]
     }));
-    show("lu", time(|| Lu::new(l.clone()).pivots()[0]));
-    show("inverse", time(|| lu.inverse().expect("nonsingular")[(0, 0)]));
-    show("solve", time(|| {
+    show("lu", &mut || (Lu::new(l.clone()).pivots()[0]));
+    show("inverse", &mut || (lu.inverse().expect("nonsingular")[(0, 0)]));
+    show("solve", &mut || ({
         let mut b = x.clone();
         lu.solve(&mut b).expect("nonsingular");
         b[(0, 0)]
