@@ -193,8 +193,9 @@ pub fn run_op<E: Engine<Scalar = f64>>(engine: &E, op: Op, i: &Inputs) -> f64 {
     }
 }
 
-/// `e^{θ − c_m}` (one vectorised exponential per arc, row by row, as the
-/// library's preparation does) and the single-root Laplacian, row-major `n × n`.
+/// `e^{θ − c_m}` (one vectorised exponential per arc) and the single-root
+/// Laplacian, row-major `n × n`, in one fused pass
+/// ([`spantree_core::laplacian::exp_laplacian`]).
 fn laplacian_of(scores: &Matrix<f64>) -> Matrix<f64> {
     let n1 = scores.rows();
     let mut c = vec![f64::NEG_INFINITY; n1];
@@ -203,15 +204,9 @@ fn laplacian_of(scores: &Matrix<f64>) -> Matrix<f64> {
             *c = c.max(s);
         }
     }
-    let mut w = Matrix::zeros(n1, n1);
-    for (out, row) in w
-        .as_mut_slice()
-        .chunks_exact_mut(n1)
-        .zip(scores.as_slice().chunks_exact(n1))
-    {
-        spantree_core::linalg::exp_differences(row, &c, out);
-    }
-    spantree_core::laplacian::laplacian(&w, Rooting::Single)
+    let mut l = Matrix::zeros(n1 - 1, n1 - 1);
+    spantree_core::laplacian::exp_laplacian(scores, &c, Rooting::Single, None, &mut l);
+    l
 }
 
 /// Runs the bare `kernel` once on `engine`.
