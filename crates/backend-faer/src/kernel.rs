@@ -2,7 +2,7 @@
 //! updated by a linear combination of other rows,
 //! `dst ← dst + s · Σ_r c_r · src_r` (`s = ±1`), with the destination held
 //! in registers across all source rows (register blocking), and the
-//! instruction set chosen at run time by [`pulp`] (AVX2 where the CPU has
+//! instruction set chosen at run time by [`pulp`] (AVX-512 or AVX2 where the CPU has
 //! it, scalar code otherwise). Safe code: `pulp` owns the dispatch.
 //!
 //! Multiply, then add, not a fused multiply-add: every element sees the
@@ -20,7 +20,8 @@
 use pulp::{Arch, Simd};
 
 /// How many SIMD vectors of the destination stay in registers at once:
-/// 4 accumulators + 4 source loads + 1 broadcast fit the 16 AVX2 registers.
+/// 4 accumulators + 4 source loads + 1 broadcast fit the 16 AVX2 registers
+/// (AVX-512 has 32, but a wider tile leaves `n ≤ 64` rows mostly in tails).
 const TILE: usize = 4;
 
 /// The sources of an update: row `r` is `rows[r·stride + offset ..]`,

@@ -28,7 +28,7 @@ pub const CROSSOVER: usize = 160;
 #[non_exhaustive]
 pub enum LuKernel {
     /// A row-major LU blocked in panels of 8 columns, every update through
-    /// one SIMD row kernel (AVX2 or scalar, chosen at run time), no
+    /// one SIMD row kernel (AVX-512, AVX2 or scalar, chosen at run time), no
     /// allocation beyond the factors. Fastest for small and medium matrices.
     Plain,
     /// faer's recursive blocked LU (`faer::linalg::solvers::PartialPivLu`).

@@ -7,7 +7,7 @@ use pulp::{Arch, Simd, WithSimd};
 /// the low bits of `a − b` kept (Knuth's two-sum, as in the scalar
 /// [`exp_difference`]); `0` for `a[i] = −∞`.
 ///
-/// Vectorised with run-time dispatch ([`pulp`]: AVX2 + FMA where the CPU
+/// Vectorised with run-time dispatch ([`pulp`]: AVX-512 or AVX2 + FMA where the CPU
 /// has them, scalar code otherwise): range reduction `x = k ln 2 + r`,
 /// `|r| ≤ ln 2 / 2` (Cody–Waite, `ln 2` in two parts), a degree-13
 /// Taylor polynomial for `e^r` (truncation below `2⁻⁵⁶`), and `2^k` built
