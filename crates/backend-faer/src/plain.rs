@@ -387,7 +387,6 @@ fn factorise_panel(
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

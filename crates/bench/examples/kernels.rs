@@ -113,21 +113,23 @@ fn phases(n: usize) {
             Some(_) => {}
         }
     };
-    show("best", &mut || (best(scores)[1]));
-    show("exp", &mut || (exps(scores, &c)[(1, 2)]));
-    show("laplacian", &mut || (laplacian(&w, Rooting::Single)[(0, 0)]));
-    show("fused", &mut || ({
+    show("best", &mut || best(scores)[1]);
+    show("exp", &mut || exps(scores, &c)[(1, 2)]);
+    show("laplacian", &mut || laplacian(&w, Rooting::Single)[(0, 0)]);
+    show("fused", &mut || {
         let mut out = Matrix::zeros(n, n);
         spantree_core::laplacian::exp_laplacian(scores, &c, Rooting::Single, None, &mut out);
         out[(0, 0)]
-    }));
-    show("lu", &mut || (Lu::new(l.clone()).pivots()[0]));
-    show("inverse", &mut || (lu.inverse().expect("nonsingular")[(0, 0)]));
-    show("solve", &mut || ({
+    });
+    show("lu", &mut || Lu::new(l.clone()).pivots()[0]);
+    show("inverse", &mut || {
+        lu.inverse().expect("nonsingular")[(0, 0)]
+    });
+    show("solve", &mut || {
         let mut b = x.clone();
         lu.solve(&mut b).expect("nonsingular");
         b[(0, 0)]
-    }));
+    });
 }
 
 fn main() {

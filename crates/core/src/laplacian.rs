@@ -362,7 +362,8 @@ mod tests {
             }
             for rooting in Rooting::ALL {
                 let expected = laplacian(&w, rooting);
-                let bits = |m: &Matrix<f64>| m.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let bits =
+                    |m: &Matrix<f64>| m.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 let mut l = Matrix::from_fn(n, n, |_, _| f64::NAN);
                 let mut got_w = Matrix::from_fn(n + 1, n + 1, |_, _| f64::NAN);
                 exp_laplacian(&s, &shift, rooting, Some(&mut got_w), &mut l);

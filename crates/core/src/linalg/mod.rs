@@ -27,6 +27,6 @@ mod partial_piv_lu;
 
 pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
-pub use exp::{exp_difference, exp_differences};
 pub(crate) use exp::exp_row;
+pub use exp::{exp_difference, exp_differences};
 pub use partial_piv_lu::PartialPivLu;
