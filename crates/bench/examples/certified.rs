@@ -2,6 +2,12 @@
 //! whose factors are certified and whose marginals pass the entry-wise test,
 //! for `N(0, σ²)` scores and for root scores shifted down
 //! (`cargo run --release -p spantree-bench --example certified [n…]`).
+//!
+//! With `time` first (`… --example certified time [n…]`), it times instead
+//! the default engine's `ln Z` + marginals on inputs that need the
+//! elimination (single-root, root scores shifted by `−40`) against the dense
+//! path on the unshifted graph, median of 31 groups, and the parts of the
+//! elimination: the forward pass for `ln Z` and the marginal pass alone.
 
 use spantree_bench::normal_graph;
 use spantree_core::{Engine, Factors, Graph, Rooting};
@@ -26,7 +32,47 @@ fn shifted(g: &Graph, shift: f64) -> Graph {
     Graph::from_scores(&rows).expect("valid")
 }
 
+/// Median µs of the default's `ln Z` + marginals at root shift `−40` against
+/// the dense path, and of the elimination's parts.
+fn time(sizes: &[usize]) {
+    use spantree_bench::speed::{elimination_against_dense, median_time};
+    use spantree_core::elimination::{marginals, Elimination};
+    println!(
+        "| n | accurate, shift −40 (µs) | dense (µs) | ratio | forward (µs) | marginal pass (µs) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for &n in sizes {
+        let (eliminated, dense) = elimination_against_dense(n, -40.0, 31, 1);
+        let g = shifted(&normal_graph(n, 2.0, 1), -40.0);
+        let w = Accurate
+            .prepare(&g, |&w| w)
+            .expect("prepared")
+            .weights()
+            .clone();
+        let forward = median_time(31, || Elimination::new(&w, Rooting::Single).log_partition());
+        let pass = median_time(31, || {
+            marginals(&w, Rooting::Single).expect("marginals")[(0, 1)]
+        });
+        println!(
+            "| {n} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} |",
+            eliminated * 1e6,
+            dense * 1e6,
+            eliminated / dense,
+            forward * 1e6,
+            pass * 1e6
+        );
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("time") {
+        let sizes: Vec<usize> = std::env::args()
+            .skip(2)
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        time(if sizes.is_empty() { &[36] } else { &sizes });
+        return;
+    }
     println!("| n | σ | root shift | rooting | certified | dense marginals |");
     println!("|---|---|---|---|---|---|");
     let sizes: Vec<usize> = std::env::args()

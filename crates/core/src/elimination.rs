@@ -237,6 +237,14 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
     fn fraction(&self, rest: &Self) -> Self {
         self.over(&self.plus(rest))
     }
+    /// Whether [`NonNegative::fraction`] reads `rest` apart (the tangent
+    /// types do). When it does not, the elimination divides each entry of
+    /// the pivot column by the pivot itself, `a / d_k`, and skips the prefix
+    /// and suffix sums that form every `rest` afresh (two dependent chains of
+    /// additions per step, a fifth of a step's time at `n = 36`); in exact
+    /// arithmetic `a + rest = d_k`, and either way the multiplier is a
+    /// quotient of sums of non-negative terms.
+    const FRACTION_READS_REST: bool = true;
     /// `self += a · b`, the inner loop.
     fn add_product(&mut self, a: &Self, b: &Self) {
         *self = self.plus(&a.times(b));
@@ -258,6 +266,7 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
 }
 
 impl<S: Scalar> NonNegative for S {
+    const FRACTION_READS_REST: bool = false;
     #[inline]
     fn nil() -> Self {
         <S as Scalar>::zero()
@@ -335,6 +344,7 @@ impl LnPositive {
 }
 
 impl NonNegative for LnPositive {
+    const FRACTION_READS_REST: bool = false;
     fn nil() -> Self {
         LnPositive(f64::NEG_INFINITY)
     }
@@ -504,81 +514,110 @@ impl<P: NonNegative> Work<P> {
         }
     }
 
-    /// The reduced graph on the words `keep` (all others eliminated).
-    fn restrict(&self, keep: Range<usize>) -> Self {
+    /// The reduced graph on the words `keep` (all others eliminated), in
+    /// place: rows move towards the front of the same buffer, no allocation.
+    fn restrict(mut self, keep: Range<usize>) -> Self {
         let (r, k) = (self.r, keep.len());
-        let mut arcs = vec![P::nil(); k * k];
         for i in 0..k {
             let src = (keep.start + i) * r + keep.start;
-            arcs[i * k..(i + 1) * k].clone_from_slice(&self.arcs[src..src + k]);
-            arcs[i * k + i] = P::nil();
+            // dst = i k ≤ src: moving forward in increasing order never
+            // overwrites an entry still to be read.
+            for j in 0..k {
+                let x = std::mem::replace(&mut self.arcs[src + j], P::nil());
+                self.arcs[i * k + j] = x;
+            }
+            self.arcs[i * k + i] = P::nil();
         }
-        Work {
-            r: k,
-            arcs,
-            root: self.root[keep].to_vec(),
-            tiny: self.tiny,
-        }
+        self.arcs.truncate(k * k);
+        self.root.truncate(keep.end);
+        self.root.drain(..keep.start);
+        self.r = k;
+        self
     }
 
     /// Eliminates word `k`; `alive` (a range not containing `k`) holds the
-    /// words that remain. Returns the pivot, and the multipliers
-    /// `A[h][k] / d_k` (indexed by word, zero outside `alive`) if asked.
-    fn eliminate(&mut self, k: usize, alive: Range<usize>, keep_lower: bool) -> Step<P> {
+    /// words that remain. Returns the pivot and the root multiplier
+    /// `ρ[k] / d_k`; writes the multipliers `A[h][k] / d_k` into `lower`
+    /// (indexed by word; entries outside `alive` untouched) if given.
+    /// `scratch` holds the per-step buffers, reused from step to step.
+    fn eliminate(
+        &mut self,
+        k: usize,
+        alive: Range<usize>,
+        mut lower: Option<&mut [P]>,
+        scratch: &mut Scratch<P>,
+    ) -> (Leading<P>, Leading<P>) {
         let r = self.r;
         let mut in_weight = P::nil();
         for h in alive.clone() {
             in_weight = in_weight.plus(&self.arcs[h * r + k]);
         }
         let pivot = Leading::finite(in_weight.clone()).plus(&self.root[k]);
-        let mut lower = if keep_lower {
-            vec![P::nil(); r]
-        } else {
-            Vec::new()
-        };
+        if let Some(lower) = lower.as_deref_mut() {
+            alive.clone().for_each(|h| lower[h] = P::nil());
+        }
         if !in_weight.is_nil() {
             // The pivot is of order 0 here: a finite positive number.
-            let row_k: Vec<P> = self.arcs[k * r + alive.start..k * r + alive.end].to_vec();
+            let Scratch {
+                row: row_k,
+                column,
+                suffix,
+                ..
+            } = scratch;
+            row_k.clear();
+            row_k.extend_from_slice(&self.arcs[k * r + alive.start..k * r + alive.end]);
             // Every product below is at least (smallest multiplier) ·
             // (smallest entry of row k): one check per step finds underflow.
-            let y_min = smallest(&row_k);
+            let y_min = smallest(row_k);
             let mut l_min: Option<(P, f64)> = None;
-            // Each multiplier is A[h][k] / (A[h][k] + rest_h), with rest_h
-            // the other terms of the pivot summed afresh (prefix and suffix
-            // sums, O(n)): its derivative then carries the factor
-            // rest_h / d_k, never a difference (see [`NonNegative::fraction`]).
-            let column: Vec<P> = alive
-                .clone()
-                .map(|h| self.arcs[h * r + k].clone())
-                .collect();
-            let mut suffix = vec![P::nil(); column.len() + 1];
-            for i in (0..column.len()).rev() {
-                suffix[i] = suffix[i + 1].plus(&column[i]);
-            }
-            let mut prefix = if self.root[k].order == 0 {
-                self.root[k].value.clone()
-            } else {
-                P::nil()
-            };
-            for (i, h) in alive.clone().enumerate() {
-                let a = &column[i];
-                if a.is_nil() {
-                    continue;
-                }
-                let l = a.fraction(&prefix.plus(&suffix[i + 1]));
-                prefix = prefix.plus(a);
+            let mut keep = |arcs: &mut [P], h: usize, l: P| {
                 let key = l.magnitude();
                 if l_min.as_ref().is_none_or(|(_, k)| key < *k) {
                     l_min = Some((l.clone(), key));
                 }
                 // The diagonal entry h → h is updated too and never read:
                 // one contiguous row keeps the loop simple and vectorisable.
-                let row = &mut self.arcs[h * r + alive.start..h * r + alive.end];
-                for (x, y) in row.iter_mut().zip(&row_k) {
+                let row = &mut arcs[h * r + alive.start..h * r + alive.end];
+                for (x, y) in row.iter_mut().zip(row_k.iter()) {
                     x.add_product(&l, y);
                 }
-                if keep_lower {
+                if let Some(lower) = lower.as_deref_mut() {
                     lower[h] = l;
+                }
+            };
+            if !P::FRACTION_READS_REST {
+                for h in alive.clone() {
+                    let a = &self.arcs[h * r + k];
+                    if !a.is_nil() {
+                        let l = a.over(&pivot.value);
+                        keep(&mut self.arcs, h, l);
+                    }
+                }
+            } else {
+                // Each multiplier is A[h][k] / (A[h][k] + rest_h), with rest_h
+                // the other terms of the pivot summed afresh (prefix and suffix
+                // sums, O(n)): its derivative then carries the factor
+                // rest_h / d_k, never a difference (see [`NonNegative::fraction`]).
+                column.clear();
+                column.extend(alive.clone().map(|h| self.arcs[h * r + k].clone()));
+                suffix.clear();
+                suffix.resize(column.len() + 1, P::nil());
+                for i in (0..column.len()).rev() {
+                    suffix[i] = suffix[i + 1].plus(&column[i]);
+                }
+                let mut prefix = if self.root[k].order == 0 {
+                    self.root[k].value.clone()
+                } else {
+                    P::nil()
+                };
+                for (i, h) in alive.clone().enumerate() {
+                    let a = &column[i];
+                    if a.is_nil() {
+                        continue;
+                    }
+                    let l = a.fraction(&prefix.plus(&suffix[i + 1]));
+                    prefix = prefix.plus(a);
+                    keep(&mut self.arcs, h, l);
                 }
             }
             if let (Some((l, _)), Some(y)) = (l_min, y_min) {
@@ -612,11 +651,30 @@ impl<P: NonNegative> Work<P> {
                 }
             }
         }
-        Step {
-            k,
-            pivot,
-            lower,
-            root_lower,
+        (pivot, root_lower)
+    }
+}
+
+/// The buffers of one elimination or marginal pass, reused by every step
+/// and every level of the divide and conquer (no allocation per step).
+struct Scratch<P> {
+    /// Row `k` of the step.
+    row: Vec<P>,
+    /// Column `k` of the step.
+    column: Vec<P>,
+    /// Suffix sums of `column`.
+    suffix: Vec<P>,
+    /// One row of `ν` being accumulated in the backward pass.
+    acc: Vec<P>,
+}
+
+impl<P> Scratch<P> {
+    fn new() -> Self {
+        Scratch {
+            row: Vec::new(),
+            column: Vec::new(),
+            suffix: Vec::new(),
+            acc: Vec::new(),
         }
     }
 }
@@ -631,13 +689,6 @@ fn smallest<P: NonNegative>(xs: &[P]) -> Option<&P> {
         }
     }
     best.map(|(x, _)| x)
-}
-
-struct Step<P> {
-    k: usize,
-    pivot: Leading<P>,
-    lower: Vec<P>,
-    root_lower: Leading<P>,
 }
 
 /// The pivots of the cancellation-free elimination of one graph, in the
@@ -677,8 +728,9 @@ impl<P: NonNegative> Elimination<P> {
         let mut work = Work::new(weights, rooting);
         let n = work.r;
         let mut pivots = Vec::with_capacity(n);
+        let mut scratch = Scratch::new();
         for k in 0..n - 1 {
-            pivots.push(work.eliminate(k, k + 1..n, false).pivot);
+            pivots.push(work.eliminate(k, k + 1..n, None, &mut scratch).0);
         }
         pivots.push(work.root[n - 1].clone());
         let tiny = work.tiny || work.root.iter().any(|p| p.value.is_extreme());
@@ -835,12 +887,22 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
 ) -> Result<(Matrix<P>, bool), Numerical> {
     let work = Work::new(weights, rooting);
     let n = work.r;
+    let mut pass = Pass {
+        n,
+        nu: vec![P::nil(); n * n],
+        nu_root: vec![Leading::nil(); n],
+        pivots: Vec::with_capacity(n),
+        roots_extreme: false,
+        lowers: Vec::new(),
+        root_lowers: Vec::new(),
+        scratch: Scratch::new(),
+    };
     // The divide and conquer eliminates the words in the natural order along
     // its last branches (the first half, then the first half of the rest, …),
     // so its pivots are those of `Elimination::new`, bit for bit: no second
     // forward elimination is needed to find `Z = 0` or an extreme pivot.
-    let (nu, nu_root, tiny, pivots, roots_extreme) = match gradient(&work) {
-        Ok(g) => g,
+    let tiny = match gradient(work, 0, true, &mut pass) {
+        Ok(tiny) => tiny,
         Err(e) => {
             // Report the first zero pivot of the natural order, as before.
             return Err(Elimination::new(weights, rooting)
@@ -848,10 +910,17 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
                 .map_or(e, |pivot| Numerical::Singular { pivot }));
         }
     };
+    let Pass {
+        nu,
+        nu_root,
+        pivots,
+        roots_extreme,
+        ..
+    } = pass;
     let elimination = Elimination {
         pivots,
         rooting,
-        tiny: work.tiny || roots_extreme,
+        tiny: roots_extreme,
     };
     if let Some(pivot) = elimination.zero_pivot() {
         return Err(Numerical::Singular { pivot });
@@ -1903,19 +1972,44 @@ impl Tangent for LnAnchored {
     }
 }
 
-/// What [`gradient`] returns: `∂ ln Z` for the arcs (`r × r`) and the root
-/// weights, whether a forward product was tiny, the pivots of the natural
-/// elimination order, and whether a root weight was extreme when its word
-/// was eliminated in that order.
-type Gradient<P> = (Vec<P>, Vec<Leading<P>>, bool, Vec<Leading<P>>, bool);
+/// The outputs and buffers of one marginal pass, shared by every level of
+/// the divide and conquer: every level writes its `ν` straight into its
+/// principal block of the whole graph's, and the multipliers of the
+/// eliminated words live on one stack, so that a pass allocates only as its
+/// buffers first grow.
+struct Pass<P> {
+    /// The number of words of the whole graph.
+    n: usize,
+    /// `∂ ln Z` for the arcs, `n × n` row-major, word heads.
+    nu: Vec<P>,
+    /// `∂ ln Z` for the root weights, as leading terms.
+    nu_root: Vec<Leading<P>>,
+    /// The pivots of [`Elimination::new`], in natural order.
+    pivots: Vec<Leading<P>>,
+    /// Whether a root weight was extreme when its word was eliminated in the
+    /// natural order.
+    roots_extreme: bool,
+    /// The multipliers `A[h][k] / d_k` of the steps under way, one row of
+    /// `r` per step, level after level.
+    lowers: Vec<P>,
+    /// The root multipliers `ρ[k] / d_k` of the same steps.
+    root_lowers: Vec<Leading<P>>,
+    scratch: Scratch<P>,
+}
 
-/// `∂ ln Z` with respect to every arc weight (`r × r`, word heads, at
-/// `t = 0`) and every root weight (leading terms) of `work`, and whether a
-/// forward product was tiny; also the pivots of [`Elimination::new`] on
-/// `work`, which the last branch of every level computes anyway (see
-/// [`Gradient`]).
-fn gradient<P: NonNegative>(work: &Work<P>) -> Result<Gradient<P>, Numerical> {
-    let r = work.r;
+/// `∂ ln Z` with respect to every arc weight (word heads, at `t = 0`) and
+/// every root weight (leading terms) of `work`, written into the block of
+/// `pass` of the words `base..base + r`; returns whether a forward product
+/// was tiny. When `natural` (the last branch at every level above), also
+/// pushes the pivots of [`Elimination::new`] on `work`, which that branch
+/// computes anyway.
+fn gradient<P: NonNegative>(
+    work: Work<P>,
+    base: usize,
+    natural: bool,
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
+    let (r, n) = (work.r, pass.n);
     if r == 1 {
         let rho = &work.root[0];
         if rho.is_nil() {
@@ -1923,87 +2017,101 @@ fn gradient<P: NonNegative>(work: &Work<P>) -> Result<Gradient<P>, Numerical> {
         }
         let nu_root = Leading::finite(P::unit()).over(rho);
         let tiny = work.tiny || nu_root.value.is_extreme();
-        let extreme = rho.value.is_extreme();
-        return Ok((
-            vec![P::nil()],
-            vec![nu_root],
-            tiny,
-            vec![rho.clone()],
-            extreme,
-        ));
+        if natural {
+            pass.roots_extreme |= rho.value.is_extreme();
+            pass.pivots.push(rho.clone());
+        }
+        pass.nu[base * n + base] = P::nil();
+        pass.nu_root[base] = nu_root;
+        return Ok(tiny);
     }
     let half = r / 2;
-    let mut nu = vec![P::nil(); r * r];
-    let mut nu_root = vec![Leading::nil(); r];
     let mut tiny = work.tiny;
-    let mut pivots = Vec::new();
-    let mut roots_extreme = false;
+    let mut original = Some(work);
     for (keep, drop) in [(0..half, half..r), (half..r, 0..half)] {
-        let mut g = work.clone();
+        // The second branch takes the graph itself: no copy.
+        let mut g = if keep.start == 0 {
+            original.as_ref().map(Work::clone)
+        } else {
+            original.take()
+        }
+        .expect("two branches");
         // Eliminating the dropped half from its far end keeps the words
         // that remain a contiguous range.
-        let order: Vec<usize> = if drop.start == 0 {
-            drop.clone().collect()
-        } else {
-            drop.clone().rev().collect()
-        };
-        let alive_after = |k: usize| if drop.start == 0 { k + 1..r } else { 0..k };
-        let natural = drop.start == 0;
-        let mut steps = Vec::with_capacity(order.len());
-        for &k in &order {
-            if natural {
-                roots_extreme |= g.root[k].value.is_extreme();
+        let branch_natural = drop.start == 0;
+        let alive_after = |k: usize| if branch_natural { k + 1..r } else { 0..k };
+        let order = |i: usize| {
+            if branch_natural {
+                drop.start + i
+            } else {
+                drop.end - 1 - i
             }
-            let step = g.eliminate(k, alive_after(k), true);
-            if step.pivot.is_nil() {
+        };
+        let steps = drop.len();
+        let lowers_at = pass.lowers.len();
+        let roots_at = pass.root_lowers.len();
+        pass.lowers.resize(lowers_at + steps * r, P::nil());
+        for i in 0..steps {
+            let k = order(i);
+            if natural && branch_natural {
+                pass.roots_extreme |= g.root[k].value.is_extreme();
+            }
+            let lower = &mut pass.lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
+            let (pivot, root_lower) =
+                g.eliminate(k, alive_after(k), Some(lower), &mut pass.scratch);
+            if pivot.is_nil() {
                 return Err(Numerical::Singular { pivot: k });
             }
-            if natural {
-                pivots.push(step.pivot.clone());
+            if natural && branch_natural {
+                pass.pivots.push(pivot);
             }
-            steps.push(step);
+            pass.root_lowers.push(root_lower);
         }
-        let (sub_nu, sub_root, sub_tiny, sub_pivots, sub_extreme) =
-            gradient(&g.restrict(keep.clone()))?;
-        tiny |= sub_tiny;
-        if natural {
-            pivots.extend(sub_pivots);
-            roots_extreme |= sub_extreme;
-        }
-        let kl = keep.len();
-        for i in 0..kl {
-            let dst = (keep.start + i) * r + keep.start;
-            nu[dst..dst + kl].clone_from_slice(&sub_nu[i * kl..(i + 1) * kl]);
-        }
-        nu_root[keep.clone()].clone_from_slice(&sub_root);
+        let sub = g.restrict(keep.clone());
+        tiny |= gradient(sub, base + keep.start, natural && branch_natural, pass)?;
         // ν_m[k] = Σ_h (A[h][k]/d_k) ν_m[h] + (ρ[k]/d_k) ν_m[0], for the
         // columns m of `keep`, last elimination first.
-        let mut acc = vec![P::nil(); kl];
-        for step in steps.iter().rev() {
-            acc.iter_mut().for_each(|a| *a = P::nil());
-            for h in alive_after(step.k) {
-                let l = &step.lower[h];
+        let Pass {
+            nu,
+            nu_root,
+            lowers,
+            root_lowers,
+            scratch,
+            ..
+        } = &mut *pass;
+        let columns = base + keep.start..base + keep.end;
+        let acc = &mut scratch.acc;
+        for i in (0..steps).rev() {
+            let k = order(i);
+            acc.clear();
+            acc.resize(keep.len(), P::nil());
+            let lower = &lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
+            for h in alive_after(k) {
+                let l = &lower[h];
                 if l.is_nil() {
                     continue;
                 }
-                let row = &nu[h * r + keep.start..h * r + keep.end];
+                let row = &nu[(base + h) * n + columns.start..(base + h) * n + columns.end];
                 for (a, x) in acc.iter_mut().zip(row) {
                     a.add_product(l, x);
                 }
             }
-            if !step.root_lower.is_nil() {
-                for (a, root) in acc.iter_mut().zip(&nu_root[keep.clone()]) {
+            let root_lower = &root_lowers[roots_at + i];
+            if !root_lower.is_nil() {
+                for (a, root) in acc.iter_mut().zip(&nu_root[columns.clone()]) {
                     // A negative order is an error unless an underflow was
                     // seen (`Leading::at_zero`).
-                    let term = step.root_lower.times(root).at_zero(tiny, step.k)?;
+                    let term = root_lower.times(root).at_zero(tiny, k)?;
                     *a = a.plus(&term);
                 }
             }
-            let dst = step.k * r + keep.start;
-            nu[dst..dst + kl].clone_from_slice(&acc);
+            let dst = (base + k) * n + columns.start;
+            nu[dst..dst + keep.len()].clone_from_slice(acc);
         }
+        lowers.truncate(lowers_at);
+        root_lowers.truncate(roots_at);
     }
-    Ok((nu, nu_root, tiny, pivots, roots_extreme))
+    Ok(tiny)
 }
 
 #[cfg(test)]
@@ -2102,10 +2210,21 @@ mod tests {
                 for rooting in Rooting::ALL {
                     let w = seeded(n, seed, 1e-3);
                     let natural = Elimination::new(&w, rooting);
-                    let Ok((_, _, _, pivots, _)) = gradient(&Work::new(&w, rooting)) else {
+                    let mut pass = Pass {
+                        n,
+                        nu: vec![0.0; n * n],
+                        nu_root: vec![Leading::nil(); n],
+                        pivots: Vec::new(),
+                        roots_extreme: false,
+                        lowers: Vec::new(),
+                        root_lowers: Vec::new(),
+                        scratch: Scratch::new(),
+                    };
+                    if gradient(Work::new(&w, rooting), 0, true, &mut pass).is_err() {
                         assert!(natural.zero_pivot().is_some(), "n = {n}, seed {seed}");
                         continue;
-                    };
+                    }
+                    let pivots = pass.pivots;
                     assert_eq!(pivots.len(), n);
                     for (a, b) in pivots.iter().zip(&natural.pivots) {
                         assert_eq!((a.value, a.order), (b.value, b.order), "n = {n}");
