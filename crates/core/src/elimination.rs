@@ -885,7 +885,104 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
-    let work = Work::new(weights, rooting);
+    let n = weights.rows() - 1;
+    // The divide and conquer eliminates the words in the natural order along
+    // its last branches (the first half, then the first half of the rest, …),
+    // so its pivots are those of `Elimination::new`, bit for bit: no second
+    // forward elimination is needed to find `Z = 0` or an extreme pivot.
+    let (nu, root_nu, tiny) = match run_pass(Work::new(weights, rooting), rooting, 0) {
+        Ok(pass) => pass,
+        Err(e) => {
+            // Report the first zero pivot of the natural order, as before.
+            return Err(Elimination::new(weights, rooting)
+                .zero_pivot()
+                .map_or(e, |pivot| Numerical::Singular { pivot }));
+        }
+    };
+    let grad = Matrix::from_fn(n + 1, n + 1, |h, m| {
+        if m == 0 || h == m {
+            P::nil()
+        } else if h == 0 {
+            root_nu[m - 1].clone()
+        } else {
+            nu[(h - 1) * n + m - 1].clone()
+        }
+    });
+    Ok((grad, tiny))
+}
+
+/// The marginals of the arcs into the words `columns` only (`1..=n`, the
+/// `(n+1) × (n+1)` layout; every other column zero), and the flag of
+/// [`checked_marginals`]: the same sums of non-negative products, hence the
+/// same relative accuracy, for less work when the columns are few. The words
+/// are renumbered so that `columns` come last; the others are eliminated in
+/// that order (`≈ n³/3` multiply-adds, the cost of [`Elimination::new`]),
+/// the divide and conquer runs on the reduced graph of `columns`, and its
+/// gradients are pushed back through the eliminated words (`2 n² |columns|`).
+///
+/// # Errors
+/// As [`marginals`] (the pivot named is one of the renumbered order).
+///
+/// ```
+/// use spantree_core::elimination::{checked_column_marginals, marginals};
+/// use spantree_core::{Matrix, Rooting};
+/// let w = Matrix::from_fn(5, 5, |h, m| if m == 0 || h == m { 0.0 } else { (h + 2 * m) as f64 });
+/// let all = marginals(&w, Rooting::Single)?;
+/// let (some, _) = checked_column_marginals(&w, Rooting::Single, &[3])?;
+/// for h in 0..5 {
+///     assert!((some[(h, 3)] - all[(h, 3)]).abs() < 1e-15);
+///     assert_eq!(some[(h, 1)], 0.0);
+/// }
+/// # Ok::<(), spantree_core::Numerical>(())
+/// ```
+pub fn checked_column_marginals<P: NonNegative>(
+    weights: &Matrix<P>,
+    rooting: Rooting,
+    columns: &[usize],
+) -> Result<(Matrix<P>, bool), Numerical> {
+    let n = weights.rows() - 1;
+    let mut last = vec![false; n + 1];
+    columns.iter().for_each(|&m| last[m] = true);
+    // order[i] is the word at position i (the root stays at 0).
+    let order: Vec<usize> = std::iter::once(0)
+        .chain((1..=n).filter(|&m| !last[m]))
+        .chain((1..=n).filter(|&m| last[m]))
+        .collect();
+    let permuted = Matrix::from_fn(n + 1, n + 1, |h, m| weights[(order[h], order[m])].clone());
+    let split = n - (1..=n).filter(|&m| last[m]).count();
+    let (nu, root_nu, tiny) = run_pass(Work::new(&permuted, rooting), rooting, split)?;
+    let mut mu = Matrix::from_fn(n + 1, n + 1, |_, _| P::nil());
+    for m in split + 1..=n {
+        let column = order[m];
+        for h in 0..=n {
+            let head = order[h];
+            let w = &weights[(head, column)];
+            if h == m || w.is_nil() {
+                continue;
+            }
+            let g = if h == 0 {
+                &root_nu[m - 1]
+            } else {
+                &nu[(h - 1) * n + m - 1]
+            };
+            mu[(head, column)] = w.times(g);
+        }
+    }
+    Ok((mu, tiny))
+}
+
+/// The marginal pass on `work` (`n` words): `ν` for the arcs (`n × n`,
+/// word heads) and the root arcs, and whether a product left `f64`'s safe
+/// range. With `split = 0`, the whole divide and conquer; otherwise only
+/// the columns `split..n`, by one branch that eliminates `0..split` in
+/// order. The words eliminated first in order give the pivots, checked for
+/// `Z = 0` and extremes.
+#[allow(clippy::type_complexity)]
+fn run_pass<P: NonNegative>(
+    work: Work<P>,
+    rooting: Rooting,
+    split: usize,
+) -> Result<(Vec<P>, Vec<P>, bool), Numerical> {
     let n = work.r;
     let mut pass = Pass {
         n,
@@ -897,18 +994,11 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
         root_lowers: Vec::new(),
         scratch: Scratch::new(),
     };
-    // The divide and conquer eliminates the words in the natural order along
-    // its last branches (the first half, then the first half of the rest, …),
-    // so its pivots are those of `Elimination::new`, bit for bit: no second
-    // forward elimination is needed to find `Z = 0` or an extreme pivot.
-    let tiny = match gradient(work, 0, true, &mut pass) {
-        Ok(tiny) => tiny,
-        Err(e) => {
-            // Report the first zero pivot of the natural order, as before.
-            return Err(Elimination::new(weights, rooting)
-                .zero_pivot()
-                .map_or(e, |pivot| Numerical::Singular { pivot }));
-        }
+    let tiny = if split == 0 {
+        gradient(work, 0, true, &mut pass)?
+    } else {
+        let tiny = work.tiny;
+        branch(work, 0..split, 0, true, tiny, &mut pass)?
     };
     let Pass {
         nu,
@@ -939,16 +1029,7 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
         .enumerate()
         .map(|(m, x)| x.times(&t).at_zero(tiny, m))
         .collect::<Result<Vec<P>, Numerical>>()?;
-    let grad = Matrix::from_fn(n + 1, n + 1, |h, m| {
-        if m == 0 || h == m {
-            P::nil()
-        } else if h == 0 {
-            root_nu[m - 1].clone()
-        } else {
-            nu[(h - 1) * n + m - 1].clone()
-        }
-    });
-    Ok((grad, tiny))
+    Ok((nu, root_nu, tiny))
 }
 
 /// A non-negative value `a` with a signed tangent `ȧ` (forward-mode
@@ -2027,90 +2108,103 @@ fn gradient<P: NonNegative>(
     }
     let half = r / 2;
     let mut tiny = work.tiny;
-    let mut original = Some(work);
-    for (keep, drop) in [(0..half, half..r), (half..r, 0..half)] {
-        // The second branch takes the graph itself: no copy.
-        let mut g = if keep.start == 0 {
-            original.as_ref().map(Work::clone)
+    // The second branch takes the graph itself: no copy.
+    tiny |= branch(work.clone(), half..r, base, false, tiny, pass)?;
+    tiny |= branch(work, 0..half, base, natural, tiny, pass)?;
+    Ok(tiny)
+}
+
+/// One branch of [`gradient`]: eliminates the words `drop` of `g` (a range
+/// at one end of `0..r`, from its far end inwards so that the words that
+/// remain stay contiguous), recurses into the reduced graph on the other
+/// words, and pushes their columns of `ν` back through the eliminated
+/// words. Pushes the pivots when `natural` and `drop` starts at `0`.
+/// Returns whether a forward product was tiny.
+fn branch<P: NonNegative>(
+    mut g: Work<P>,
+    drop: Range<usize>,
+    base: usize,
+    natural: bool,
+    mut tiny: bool,
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
+    let (r, n) = (g.r, pass.n);
+    let keep = if drop.start == 0 {
+        drop.end..r
+    } else {
+        0..drop.start
+    };
+    let branch_natural = drop.start == 0;
+    let alive_after = |k: usize| if branch_natural { k + 1..r } else { 0..k };
+    let order = |i: usize| {
+        if branch_natural {
+            drop.start + i
         } else {
-            original.take()
+            drop.end - 1 - i
         }
-        .expect("two branches");
-        // Eliminating the dropped half from its far end keeps the words
-        // that remain a contiguous range.
-        let branch_natural = drop.start == 0;
-        let alive_after = |k: usize| if branch_natural { k + 1..r } else { 0..k };
-        let order = |i: usize| {
-            if branch_natural {
-                drop.start + i
-            } else {
-                drop.end - 1 - i
-            }
-        };
-        let steps = drop.len();
-        let lowers_at = pass.lowers.len();
-        let roots_at = pass.root_lowers.len();
-        pass.lowers.resize(lowers_at + steps * r, P::nil());
-        for i in 0..steps {
-            let k = order(i);
-            if natural && branch_natural {
-                pass.roots_extreme |= g.root[k].value.is_extreme();
-            }
-            let lower = &mut pass.lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
-            let (pivot, root_lower) =
-                g.eliminate(k, alive_after(k), Some(lower), &mut pass.scratch);
-            if pivot.is_nil() {
-                return Err(Numerical::Singular { pivot: k });
-            }
-            if natural && branch_natural {
-                pass.pivots.push(pivot);
-            }
-            pass.root_lowers.push(root_lower);
+    };
+    let steps = drop.len();
+    let lowers_at = pass.lowers.len();
+    let roots_at = pass.root_lowers.len();
+    pass.lowers.resize(lowers_at + steps * r, P::nil());
+    for i in 0..steps {
+        let k = order(i);
+        if natural && branch_natural {
+            pass.roots_extreme |= g.root[k].value.is_extreme();
         }
-        let sub = g.restrict(keep.clone());
-        tiny |= gradient(sub, base + keep.start, natural && branch_natural, pass)?;
-        // ν_m[k] = Σ_h (A[h][k]/d_k) ν_m[h] + (ρ[k]/d_k) ν_m[0], for the
-        // columns m of `keep`, last elimination first.
-        let Pass {
-            nu,
-            nu_root,
-            lowers,
-            root_lowers,
-            scratch,
-            ..
-        } = &mut *pass;
-        let columns = base + keep.start..base + keep.end;
-        let acc = &mut scratch.acc;
-        for i in (0..steps).rev() {
-            let k = order(i);
-            acc.clear();
-            acc.resize(keep.len(), P::nil());
-            let lower = &lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
-            for h in alive_after(k) {
-                let l = &lower[h];
-                if l.is_nil() {
-                    continue;
-                }
-                let row = &nu[(base + h) * n + columns.start..(base + h) * n + columns.end];
-                for (a, x) in acc.iter_mut().zip(row) {
-                    a.add_product(l, x);
-                }
-            }
-            let root_lower = &root_lowers[roots_at + i];
-            if !root_lower.is_nil() {
-                for (a, root) in acc.iter_mut().zip(&nu_root[columns.clone()]) {
-                    // A negative order is an error unless an underflow was
-                    // seen (`Leading::at_zero`).
-                    let term = root_lower.times(root).at_zero(tiny, k)?;
-                    *a = a.plus(&term);
-                }
-            }
-            let dst = (base + k) * n + columns.start;
-            nu[dst..dst + keep.len()].clone_from_slice(acc);
+        let lower = &mut pass.lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
+        let (pivot, root_lower) = g.eliminate(k, alive_after(k), Some(lower), &mut pass.scratch);
+        if pivot.is_nil() {
+            return Err(Numerical::Singular { pivot: k });
         }
-        lowers.truncate(lowers_at);
-        root_lowers.truncate(roots_at);
+        if natural && branch_natural {
+            pass.pivots.push(pivot);
+        }
+        pass.root_lowers.push(root_lower);
     }
+    let sub = g.restrict(keep.clone());
+    tiny |= gradient(sub, base + keep.start, natural && branch_natural, pass)?;
+    // ν_m[k] = Σ_h (A[h][k]/d_k) ν_m[h] + (ρ[k]/d_k) ν_m[0], for the
+    // columns m of `keep`, last elimination first.
+    let Pass {
+        nu,
+        nu_root,
+        lowers,
+        root_lowers,
+        scratch,
+        ..
+    } = &mut *pass;
+    let columns = base + keep.start..base + keep.end;
+    let acc = &mut scratch.acc;
+    for i in (0..steps).rev() {
+        let k = order(i);
+        acc.clear();
+        acc.resize(keep.len(), P::nil());
+        let lower = &lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
+        for h in alive_after(k) {
+            let l = &lower[h];
+            if l.is_nil() {
+                continue;
+            }
+            let row = &nu[(base + h) * n + columns.start..(base + h) * n + columns.end];
+            for (a, x) in acc.iter_mut().zip(row) {
+                a.add_product(l, x);
+            }
+        }
+        let root_lower = &root_lowers[roots_at + i];
+        if !root_lower.is_nil() {
+            for (a, root) in acc.iter_mut().zip(&nu_root[columns.clone()]) {
+                // A negative order is an error unless an underflow was
+                // seen (`Leading::at_zero`).
+                let term = root_lower.times(root).at_zero(tiny, k)?;
+                *a = a.plus(&term);
+            }
+        }
+        let dst = (base + k) * n + columns.start;
+        nu[dst..dst + keep.len()].clone_from_slice(acc);
+    }
+    lowers.truncate(lowers_at);
+    root_lowers.truncate(roots_at);
     Ok(tiny)
 }
 

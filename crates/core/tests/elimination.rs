@@ -145,3 +145,41 @@ fn log_space_keeps_every_digit_at_extreme_root_shifts() {
         keeps_every_digit(n, LnPositive::from_weight);
     }
 }
+
+/// The marginals of a few columns alone (the default engine's repair of
+/// dense columns that fail their test), on rationals: exactly the
+/// brute-force marginals in those columns and zero elsewhere, for every
+/// subset of columns of small graphs, forbidden arcs included.
+#[test]
+fn column_marginals_match_brute_force_exactly() {
+    use spantree_core::elimination::checked_column_marginals;
+    for n in 1..=5 {
+        for seed in 0..3u64 {
+            let mut rng = SplitMix64::new(9_000 + 100 * n as u64 + seed);
+            let w = rational(&random::normal_weights(&mut rng, n, 1.0, 0.3));
+            for rooting in Rooting::ALL {
+                let Some(mu) = brute_marginals(&w, rooting) else {
+                    assert!(checked_column_marginals(&w, rooting, &[1]).is_err());
+                    continue;
+                };
+                for subset in 1..1u32 << n {
+                    let columns: Vec<usize> =
+                        (1..=n).filter(|m| subset >> (m - 1) & 1 == 1).collect();
+                    let ctx = format!("{rooting:?} n={n} seed={seed} columns={columns:?}");
+                    let (some, tiny) = checked_column_marginals(&w, rooting, &columns).unwrap();
+                    assert!(!tiny, "{ctx}");
+                    for h in 0..=n {
+                        for m in 1..=n {
+                            let expected = if columns.contains(&m) {
+                                mu[(h, m)].clone()
+                            } else {
+                                Rational::from(0)
+                            };
+                            assert_eq!(some[(h, m)], expected, "{ctx}: ({h}, {m})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
