@@ -1,13 +1,13 @@
 //! The default engine's three routes to the marginals, dense inverse where its
 //! entry-wise test certifies every column, dense with the failing columns
 //! recomputed by the elimination where they are few, and the elimination's
-//! marginal pass alone otherwise (always above `DENSE_MARGINALS_UP_TO` words
+//! marginal pass alone otherwise (always above `dense_marginals_up_to` words
 //! unless the inverse exists), all against exact rationals: every marginal
 //! `≥ 1e-300` keeps the 40 bits the engine promises, whichever route
 //! answered.
 
 use spantree_bruteforce::random::{normal_scores, rows, SplitMix64};
-use spantree_core::engine::DENSE_MARGINALS_UP_TO;
+use spantree_core::engine::{dense_marginals_up_to, DENSE_MARGINALS_UP_TO};
 use spantree_core::{Engine, Factors, Graph, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::Accurate;
@@ -70,7 +70,7 @@ fn check(g: &Graph, rooting: Rooting) -> (bool, usize) {
         );
         if !inverse_first {
             // Above the size limit, the inverse is not formed for the test.
-            assert!(g.n() <= DENSE_MARGINALS_UP_TO || !f.dense_marginals_used());
+            assert!(g.n() <= dense_marginals_up_to(rooting) || !f.dense_marginals_used());
         } else {
             dense_used = (f.dense_marginals_used(), f.eliminated_columns());
         }

@@ -10,6 +10,10 @@
 //! elimination (single-root, root scores shifted by `−40`) against the dense
 //! path on the unshifted graph, median of 31 groups, and the parts of the
 //! elimination: the forward pass for `ln Z` and the marginal pass alone.
+//! Then, on unshifted `N(0, 2²)` graphs (10 seeds, median), the two routes
+//! the size limit `DENSE_MARGINALS_UP_TO` chooses between: dense LU +
+//! inverse + the entry-wise test + recomputed columns, against dense LU +
+//! the elimination's marginal pass.
 
 use spantree_bench::normal_graph;
 use spantree_core::{Engine, Factors, Graph, Rooting};
@@ -63,6 +67,43 @@ fn time(sizes: &[usize]) {
             forward * 1e6,
             pass * 1e6
         );
+    }
+    println!();
+    println!("| n | rooting | dense + columns (µs) | elimination (µs) | ratio |");
+    println!("|---|---|---|---|---|");
+    for &n in sizes {
+        for rooting in Rooting::ALL {
+            let (mut tried, mut eliminated) = (Vec::new(), Vec::new());
+            for seed in 0..10 {
+                let g = normal_graph(n, 2.0, seed);
+                let w = Accurate
+                    .prepare(&g, |&w| w)
+                    .expect("prepared")
+                    .weights()
+                    .clone();
+                tried.push(median_time(11, || {
+                    let f = Accurate.factorize(w.clone(), rooting);
+                    f.inverse().expect("inverse");
+                    f.marginals().expect("marginals")[(0, 1)]
+                }));
+                eliminated.push(median_time(11, || {
+                    let f = Accurate.factorize(w.clone(), rooting);
+                    f.ln_abs_det().1 + marginals(&w, rooting).expect("marginals")[(0, 1)]
+                }));
+            }
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let (a, b) = (median(&mut tried), median(&mut eliminated));
+            println!(
+                "| {n} | {} | {:.1} | {:.1} | {:.2} |",
+                rooting.name(),
+                a * 1e6,
+                b * 1e6,
+                a / b
+            );
+        }
     }
 }
 
