@@ -12,8 +12,9 @@
 //! elimination: the forward pass for `ln Z` and the marginal pass alone.
 //! Then, on unshifted `N(0, 2²)` graphs (10 seeds, median), the two routes
 //! the size limit `DENSE_MARGINALS_UP_TO` chooses between: dense LU +
-//! inverse + the entry-wise test + recomputed columns, against dense LU +
-//! the elimination's marginal pass.
+//! inverse + the entry-wise test (+ recomputed columns, multi-root, or the
+//! whole elimination when the test fails), against dense LU + the
+//! elimination's marginal pass.
 
 use spantree_bench::normal_graph;
 use spantree_core::{Engine, Factors, Graph, Rooting};

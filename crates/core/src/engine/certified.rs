@@ -26,38 +26,24 @@ pub const CERTIFY_LN_DET: f64 = 9.094_947_017_729_282e-13;
 /// `1e-300` keeps ≥ 40 bits *relative to itself*).
 pub const CERTIFY_MARGINAL_BITS: i32 = 40;
 
-/// The largest number of words of a multi-root graph for which
-/// [`Certified`] forms the dense inverse only to try its marginals: above
-/// it, unless the inverse is formed anyway (a vector–Jacobian product needs
-/// it), the marginals come straight from the elimination. A speed policy,
-/// not an accuracy one (every route keeps 40 bits). With `N(0, 2²)` scores
-/// the entry-wise test fails in a few columns of most multi-root graphs
-/// (2 at `n = 20`, 9 at `n = 64`, 18 at `n = 100`, mean over the graphs
-/// that take the dense route), and trying (dense inverse, test, failing
-/// columns recomputed) took 0.64× the time of the elimination's marginal
-/// pass at `n = 20`–`36`, 0.68× at `50`, 1.2× at `64` and 1.03× at `100`
+/// The largest number of words for which [`Certified`] forms the dense
+/// inverse only to try its marginals: above it, unless the inverse is
+/// formed anyway (a vector–Jacobian product needs it), the marginals come
+/// straight from the elimination. A speed policy, not an accuracy one
+/// (every route keeps 40 bits). With `N(0, 2²)` scores, trying (dense
+/// inverse, test, failing columns recomputed) took, against the
+/// elimination's marginal pass, multi-root 0.64× at `n = 20`–`36`, 0.68× at
+/// `50`, 1.2× at `64` and 1.03× at `100`; single-root (no columns
+/// recomputed, see [`Certified`]) the test passed on 15 of 20 graphs at
+/// `n = 20`, 9 at `n = 50`, 4 at `n = 64`, none at `100`
 /// (`cargo run --release -p spantree-bench --example certified time 20 36
-/// 50 64 100 200`, 10 graphs, medians).
+/// 50 64 100`, 10 graphs, medians; and without `time`).
 pub const DENSE_MARGINALS_UP_TO: usize = 56;
-
-/// [`DENSE_MARGINALS_UP_TO`] for single-root graphs: `200`, the largest size
-/// measured. Single-root `N(0, 2²)` graphs fail the entry-wise test in 1–3
-/// columns at most, and trying took 0.34× the elimination's time at
-/// `n = 20`–`36` and 0.55–0.62× at `n = 50`–`200` (same command).
-pub const DENSE_SINGLE_ROOT_MARGINALS_UP_TO: usize = 200;
-
-/// The size limit for trying the dense marginals
-/// ([`DENSE_MARGINALS_UP_TO`], [`DENSE_SINGLE_ROOT_MARGINALS_UP_TO`]).
-pub fn dense_marginals_up_to(rooting: Rooting) -> usize {
-    match rooting {
-        Rooting::Multi => DENSE_MARGINALS_UP_TO,
-        Rooting::Single => DENSE_SINGLE_ROOT_MARGINALS_UP_TO,
-    }
-}
 
 /// The largest share of the words whose columns of dense marginals
 /// [`Certified`] recomputes by the elimination when they fail the
-/// entry-wise test, rather than recomputing every column: `1/4`. Recomputing
+/// entry-wise test (multi-root only), rather than recomputing every column:
+/// `1/4`. Recomputing
 /// `k` columns eliminates the other words (`n³/3` multiply-adds) and pushes
 /// `k` columns back (`2n²k`); at `k = n/4` that is about `0.85 n³`, against
 /// `1.3 n³` for every column. A speed policy: either route keeps 40 bits.
@@ -79,31 +65,40 @@ pub const REPAIR_COLUMNS_UP_TO: f64 = 0.25;
 ///   multi-root Laplacian, an M-matrix, the solves for `X` add only
 ///   non-negative terms, so `e` estimates the relative error of each entry
 ///   of `X`), and every `μ_e` must keep [`CERTIFY_MARGINAL_BITS`] relative
-///   to itself by it. A column `m` (the arcs into word `m`) with an entry
-///   that fails is recomputed by the elimination
+///   to itself by it. Multi-root, a column `m` (the arcs into word `m`)
+///   with an entry that fails is recomputed by the elimination
 ///   ([`elimination::checked_column_marginals`](crate::elimination::checked_column_marginals):
 ///   the other words eliminated, `n³/3`, and those columns pushed back,
 ///   `2n²` each), as long as the failing columns are at most
 ///   [`REPAIR_COLUMNS_UP_TO`] of the words; beyond that every column comes
-///   from the elimination's marginal pass (`1.3 n³`). Every marginal thus
-///   either passed the test or comes from the elimination. What fails is a
-///   marginal far below `1` that the inverse reads as a difference
-///   `X_mm − X_mh` about 10–40 times smaller than its terms, against an
-///   allowance of `2⁻⁴⁰ / e` (20 at `n = 20`, 6 at `n = 64`), in a few
-///   columns: measured with `N(0, 2²)` scores, single-root graphs need 1–3
-///   columns recomputed (none on 15 of 20 graphs at `n = 20`, on none of
-///   20 from `n = 100`), multi-root graphs 2 at `n = 20` and 18 at
-///   `n = 100` (`cargo run --release -p spantree-bench --example certified
-///   20 36 50 64 100`). The inverse is formed for the test only up to
-///   [`dense_marginals_up_to`] words, or when a vector–Jacobian product
+///   from the elimination's marginal pass (`1.3 n³`). Every multi-root
+///   marginal thus either passed the test or comes from the elimination.
+///   What fails is a marginal far below `1` that the inverse reads as a
+///   difference `X_mm − X_mh` about 10–40 times smaller than its terms,
+///   against an allowance of `2⁻⁴⁰ / e` (20 at `n = 20`, 6 at `n = 64`), in
+///   a few columns: with `N(0, 2²)` scores, 2 columns at `n = 20`, 9 at
+///   `n = 64`, 18 at `n = 100` (`cargo run --release -p spantree-bench
+///   --example certified 20 36 50 64 100`).
+///
+///   Single-root, the Laplacian (Koo et al.) is not an M-matrix: its root
+///   row makes the elimination add terms of both signs, and an entry of `X`
+///   read alone (root arcs, arcs into word 1) can lose bits that the test
+///   cannot see (measured: 29 bits on an arc into word 1 that passed, root
+///   scores −20 next to arc scores spread over ±50, in
+///   `tests/certified.rs`). There a single failing entry sends every column
+///   to the elimination, as before: the other columns then stand only on
+///   the test's estimate, which held on every graph measured (dense LU
+///   keeps ≥ 47 bits on every marginal against exact rationals at
+///   `n = 20`–`100`, `cargo run --release -p spantree-bench --example
+///   dense_marginal_bits`), but is not a proof.
+///
+///   The inverse is formed for the test only up to
+///   [`DENSE_MARGINALS_UP_TO`] words, or when a vector–Jacobian product
 ///   formed it anyway; otherwise the marginals come from the elimination's
 ///   marginal pass alone (`ln Z` is certified: no forward elimination for
-///   it). The test is conservative: on the same inputs, dense LU keeps
-///   ≥ 47 bits on every marginal against exact rationals at `n = 20`–`100`
-///   (`cargo run --release -p spantree-bench --example dense_marginal_bits`);
-///   no rigorous bound sharper than `e` is known that is as cheap (rigorous
-///   forward-error bounds of triangular solves grow like `n² ε`, above the
-///   `8 n ε` used);
+///   it). No rigorous bound sharper than `e` is known that is as cheap:
+///   rigorous forward-error bounds of triangular solves grow like `n² ε`,
+///   above the `8 n ε` used;
 /// * **not certified** (root weights tiny next to arc weights, pivot
 ///   cancellation): every answer comes from the elimination, formed then.
 ///
@@ -226,16 +221,22 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
 
     /// The dense marginals with the columns that failed the entry-wise test
     /// recomputed by the elimination, if they are at most
-    /// [`REPAIR_COLUMNS_UP_TO`] of the words; `None` otherwise (or when the
-    /// `f64` elimination left its safe range: the caller takes the whole
-    /// elimination). Returns the number of columns recomputed.
+    /// [`REPAIR_COLUMNS_UP_TO`] of the words of a multi-root graph; `None`
+    /// otherwise (or when the `f64` elimination left its safe range: the
+    /// caller takes the whole elimination). Returns the number of columns
+    /// recomputed.
     fn repaired(&self, mut mu: Matrix<f64>, failed: &[usize]) -> Option<(Matrix<f64>, usize)> {
         let n1 = mu.rows();
-        if failed.len() as f64 > REPAIR_COLUMNS_UP_TO * (n1 - 1) as f64 {
-            return None;
-        }
         if failed.is_empty() {
             return Some((mu, 0));
+        }
+        // Single-root, the entries of X have no relative accuracy to trust
+        // column by column (see `Certified`): one failing column sends
+        // every column to the elimination.
+        if self.dense.rooting() == Rooting::Single
+            || failed.len() as f64 > REPAIR_COLUMNS_UP_TO * (n1 - 1) as f64
+        {
+            return None;
         }
         let columns = eliminated_columns(self.dense.weights(), self.dense.rooting(), failed)?;
         for &m in failed {
@@ -302,7 +303,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     /// Dense where every entry is certified, the elimination's in the
     /// columns that are not (all of them when more than
     /// [`REPAIR_COLUMNS_UP_TO`] fail); computed once. The dense inverse is
-    /// formed for the test only up to [`dense_marginals_up_to`] words (or
+    /// formed for the test only up to [`DENSE_MARGINALS_UP_TO`] words (or
     /// when it exists anyway). When
     /// `ln Z` is certified, the elimination runs its marginal pass alone
     /// (its `ln Z` is not needed).
@@ -313,9 +314,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                     return (self.eliminated().marginals(), false, 0);
                 }
                 let n = self.dense.weights().rows().saturating_sub(1);
-                if n <= dense_marginals_up_to(self.dense.rooting())
-                    || self.inverse_formed.load(Ordering::Relaxed)
-                {
+                if n <= DENSE_MARGINALS_UP_TO || self.inverse_formed.load(Ordering::Relaxed) {
                     self.inverse_formed.store(true, Ordering::Relaxed);
                     match self.dense_marginals() {
                         Ok((mu, failed)) => {

@@ -30,8 +30,7 @@ mod eliminated;
 mod prepared;
 
 pub use certified::{
-    dense_marginals_up_to, Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO,
-    DENSE_SINGLE_ROOT_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
+    Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
 };
 pub use dense::Dense;
 pub use eliminated::{Eliminated, WithTangent};
