@@ -719,18 +719,67 @@ pub struct Elimination<P> {
     pivots: Vec<Leading<P>>,
     rooting: Rooting,
     tiny: bool,
+    /// The first half of the run, kept by [`Elimination::keeping_half`].
+    head: Option<Box<Head<P>>>,
+}
+
+/// The first `⌊n/2⌋` steps of the natural-order elimination: the graph they
+/// leave, their multipliers (`⌊n/2⌋ × n`) and root multipliers, and whether
+/// a root weight was extreme when its word was eliminated. The divide and
+/// conquer of the marginals starts its last branch with exactly these steps
+/// ([`Elimination::checked_marginals`]).
+#[derive(Clone, Debug)]
+struct Head<P> {
+    work: Work<P>,
+    lowers: Vec<P>,
+    root_lowers: Vec<Leading<P>>,
+    roots_extreme: bool,
 }
 
 impl<P: NonNegative> Elimination<P> {
     /// Eliminates the words of `weights` in the order `1, 2, …, n`,
     /// `O(n³/3)`.
     pub fn new(weights: &Matrix<P>, rooting: Rooting) -> Self {
+        Self::run(weights, rooting, false)
+    }
+
+    /// [`Elimination::new`], keeping what the marginals can reuse: the
+    /// graph after the first `⌊n/2⌋` steps and their multipliers
+    /// (`1.5 n²` numbers), so that [`Elimination::checked_marginals`] skips
+    /// those steps, about a fifth of its work. The pivots are the same, bit
+    /// for bit.
+    pub fn keeping_half(weights: &Matrix<P>, rooting: Rooting) -> Self {
+        Self::run(weights, rooting, true)
+    }
+
+    fn run(weights: &Matrix<P>, rooting: Rooting, keep: bool) -> Self {
         let mut work = Work::new(weights, rooting);
         let n = work.r;
+        let half = if keep && n > 1 { n / 2 } else { 0 };
         let mut pivots = Vec::with_capacity(n);
         let mut scratch = Scratch::new();
+        let mut lowers = vec![P::nil(); half * n];
+        let mut root_lowers = Vec::with_capacity(half);
+        let mut roots_extreme = false;
+        let mut head = None;
         for k in 0..n - 1 {
-            pivots.push(work.eliminate(k, k + 1..n, None, &mut scratch).0);
+            if k < half {
+                roots_extreme |= work.root[k].value.is_extreme();
+                let lower = &mut lowers[k * n..(k + 1) * n];
+                let (pivot, root_lower) = work.eliminate(k, k + 1..n, Some(lower), &mut scratch);
+                pivots.push(pivot);
+                root_lowers.push(root_lower);
+            } else {
+                pivots.push(work.eliminate(k, k + 1..n, None, &mut scratch).0);
+            }
+            if k + 1 == half {
+                head = Some(Box::new(Head {
+                    work: work.clone(),
+                    lowers: std::mem::take(&mut lowers),
+                    root_lowers: std::mem::take(&mut root_lowers),
+                    roots_extreme,
+                }));
+            }
         }
         pivots.push(work.root[n - 1].clone());
         let tiny = work.tiny || work.root.iter().any(|p| p.value.is_extreme());
@@ -738,6 +787,21 @@ impl<P: NonNegative> Elimination<P> {
             pivots,
             rooting,
             tiny,
+            head,
+        }
+    }
+
+    /// [`checked_marginals`] of the `weights` this elimination ran on,
+    /// reusing its first half when it kept it ([`Elimination::keeping_half`]):
+    /// the same numbers, bit for bit, for about `1.0 n³` multiply-adds
+    /// instead of `1.3 n³`.
+    ///
+    /// # Errors
+    /// As [`marginals`].
+    pub fn checked_marginals(&self, weights: &Matrix<P>) -> Result<(Matrix<P>, bool), Numerical> {
+        match &self.head {
+            Some(head) => checked_marginals_with(weights, self.rooting, Some((head, &self.pivots))),
+            None => checked_marginals(weights, self.rooting),
         }
     }
 
@@ -838,7 +902,17 @@ pub fn checked_marginals<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
-    let (nu, tiny) = checked_log_partition_gradient(weights, rooting)?;
+    checked_marginals_with(weights, rooting, None)
+}
+
+/// [`checked_marginals`], starting from the first half of a natural-order
+/// elimination (and its pivots) when given.
+fn checked_marginals_with<P: NonNegative>(
+    weights: &Matrix<P>,
+    rooting: Rooting,
+    head: Option<(&Head<P>, &[Leading<P>])>,
+) -> Result<(Matrix<P>, bool), Numerical> {
+    let (nu, tiny) = gradient_with(weights, rooting, head)?;
     let mu = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
         let w = &weights[(h, m)];
         if m == 0 || h == m || w.is_nil() {
@@ -885,12 +959,26 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
+    gradient_with(weights, rooting, None)
+}
+
+/// [`checked_log_partition_gradient`], starting from the first half of a
+/// natural-order elimination when given.
+fn gradient_with<P: NonNegative>(
+    weights: &Matrix<P>,
+    rooting: Rooting,
+    head: Option<(&Head<P>, &[Leading<P>])>,
+) -> Result<(Matrix<P>, bool), Numerical> {
     let n = weights.rows() - 1;
+    let start = match head {
+        Some((head, pivots)) => Start::Head(head, pivots),
+        None => Start::Whole,
+    };
     // The divide and conquer eliminates the words in the natural order along
     // its last branches (the first half, then the first half of the rest, …),
     // so its pivots are those of `Elimination::new`, bit for bit: no second
     // forward elimination is needed to find `Z = 0` or an extreme pivot.
-    let (nu, root_nu, tiny) = match run_pass(Work::new(weights, rooting), rooting, 0) {
+    let (nu, root_nu, tiny) = match run_pass(Work::new(weights, rooting), rooting, start) {
         Ok(pass) => pass,
         Err(e) => {
             // Report the first zero pivot of the natural order, as before.
@@ -950,7 +1038,12 @@ pub fn checked_column_marginals<P: NonNegative>(
         .collect();
     let permuted = Matrix::from_fn(n + 1, n + 1, |h, m| weights[(order[h], order[m])].clone());
     let split = n - (1..=n).filter(|&m| last[m]).count();
-    let (nu, root_nu, tiny) = run_pass(Work::new(&permuted, rooting), rooting, split)?;
+    let start = if split == 0 {
+        Start::Whole
+    } else {
+        Start::Columns(split)
+    };
+    let (nu, root_nu, tiny) = run_pass(Work::new(&permuted, rooting), rooting, start)?;
     let mut mu = Matrix::from_fn(n + 1, n + 1, |_, _| P::nil());
     for m in split + 1..=n {
         let column = order[m];
@@ -971,17 +1064,27 @@ pub fn checked_column_marginals<P: NonNegative>(
     Ok((mu, tiny))
 }
 
-/// The marginal pass on `work` (`n` words): `ν` for the arcs (`n × n`,
-/// word heads) and the root arcs, and whether a product left `f64`'s safe
-/// range. With `split = 0`, the whole divide and conquer; otherwise only
-/// the columns `split..n`, by one branch that eliminates `0..split` in
-/// order. The words eliminated first in order give the pivots, checked for
-/// `Z = 0` and extremes.
+/// Where a marginal pass starts.
+enum Start<'a, P> {
+    /// The whole divide and conquer.
+    Whole,
+    /// Only the columns `split..n`, by one branch that eliminates
+    /// `0..split` in order.
+    Columns(usize),
+    /// The whole divide and conquer, its last top-level branch taken from
+    /// the first half of a natural-order elimination (and its pivots).
+    Head(&'a Head<P>, &'a [Leading<P>]),
+}
+
+/// The marginal pass on `work` (`n` words) from `start`: `ν` for the arcs
+/// (`n × n`, word heads) and the root arcs, and whether a product left
+/// `f64`'s safe range. The words eliminated first in order give the
+/// pivots, checked for `Z = 0` and extremes.
 #[allow(clippy::type_complexity)]
 fn run_pass<P: NonNegative>(
     work: Work<P>,
     rooting: Rooting,
-    split: usize,
+    start: Start<'_, P>,
 ) -> Result<(Vec<P>, Vec<P>, bool), Numerical> {
     let n = work.r;
     let mut pass = Pass {
@@ -994,11 +1097,29 @@ fn run_pass<P: NonNegative>(
         root_lowers: Vec::new(),
         scratch: Scratch::new(),
     };
-    let tiny = if split == 0 {
-        gradient(work, 0, true, &mut pass)?
-    } else {
-        let tiny = work.tiny;
-        branch(work, 0..split, 0, true, tiny, &mut pass)?
+    let tiny = match start {
+        Start::Whole => gradient(work, 0, true, &mut pass)?,
+        Start::Columns(split) => {
+            let tiny = work.tiny;
+            branch(work, 0..split, 0, true, tiny, &mut pass)?
+        }
+        Start::Head(head, pivots) => {
+            // As `gradient` at the top: the first branch, then the natural
+            // one, whose steps the head holds.
+            let half = n / 2;
+            let mut tiny = work.tiny;
+            tiny |= branch(work, half..n, 0, false, tiny, &mut pass)?;
+            if let Some(k) = pivots[..half].iter().position(Leading::is_nil) {
+                return Err(Numerical::Singular { pivot: k });
+            }
+            pass.roots_extreme |= head.roots_extreme;
+            pass.pivots.extend_from_slice(&pivots[..half]);
+            let at = (pass.lowers.len(), pass.root_lowers.len());
+            pass.lowers.extend_from_slice(&head.lowers);
+            pass.root_lowers.extend_from_slice(&head.root_lowers);
+            let work = head.work.clone();
+            tiny | finish(work, 0..half, 0, true, tiny, &mut pass, at)?
+        }
     };
     let Pass {
         nu,
@@ -1011,6 +1132,7 @@ fn run_pass<P: NonNegative>(
         pivots,
         rooting,
         tiny: roots_extreme,
+        head: None,
     };
     if let Some(pivot) = elimination.zero_pivot() {
         return Err(Numerical::Singular { pivot });
@@ -2125,15 +2247,10 @@ fn branch<P: NonNegative>(
     drop: Range<usize>,
     base: usize,
     natural: bool,
-    mut tiny: bool,
+    tiny: bool,
     pass: &mut Pass<P>,
 ) -> Result<bool, Numerical> {
-    let (r, n) = (g.r, pass.n);
-    let keep = if drop.start == 0 {
-        drop.end..r
-    } else {
-        0..drop.start
-    };
+    let r = g.r;
     let branch_natural = drop.start == 0;
     let alive_after = |k: usize| if branch_natural { k + 1..r } else { 0..k };
     let order = |i: usize| {
@@ -2162,6 +2279,37 @@ fn branch<P: NonNegative>(
         }
         pass.root_lowers.push(root_lower);
     }
+    finish(g, drop, base, natural, tiny, pass, (lowers_at, roots_at))
+}
+
+/// The rest of [`branch`] once the words `drop` are eliminated from `g`,
+/// their multipliers on the stacks of `pass` from `at` on: the recursion
+/// into the reduced graph and the push back.
+fn finish<P: NonNegative>(
+    g: Work<P>,
+    drop: Range<usize>,
+    base: usize,
+    natural: bool,
+    mut tiny: bool,
+    pass: &mut Pass<P>,
+    (lowers_at, roots_at): (usize, usize),
+) -> Result<bool, Numerical> {
+    let (r, n) = (g.r, pass.n);
+    let keep = if drop.start == 0 {
+        drop.end..r
+    } else {
+        0..drop.start
+    };
+    let branch_natural = drop.start == 0;
+    let alive_after = |k: usize| if branch_natural { k + 1..r } else { 0..k };
+    let order = |i: usize| {
+        if branch_natural {
+            drop.start + i
+        } else {
+            drop.end - 1 - i
+        }
+    };
+    let steps = drop.len();
     let sub = g.restrict(keep.clone());
     tiny |= gradient(sub, base + keep.start, natural && branch_natural, pass)?;
     // ν_m[k] = Σ_h (A[h][k]/d_k) ν_m[h] + (ρ[k]/d_k) ν_m[0], for the

@@ -183,3 +183,31 @@ fn column_marginals_match_brute_force_exactly() {
         }
     }
 }
+
+/// The marginals from the first half of a kept forward elimination
+/// (`Elimination::keeping_half`, what the default engine does when it
+/// eliminates): exactly the brute-force marginals on rationals, and the
+/// same pivots as `Elimination::new`, for both rootings, forbidden arcs
+/// included.
+#[test]
+fn marginals_after_a_kept_half_match_brute_force_exactly() {
+    for n in 1..=6 {
+        for seed in 0..4u64 {
+            let mut rng = SplitMix64::new(9_500 + 100 * n as u64 + seed);
+            let w = rational(&random::normal_weights(&mut rng, n, 1.0, 0.3));
+            for rooting in Rooting::ALL {
+                let ctx = format!("{rooting:?} n={n} seed={seed}");
+                let kept = Elimination::keeping_half(&w, rooting);
+                assert_eq!(
+                    kept.partition(),
+                    Elimination::new(&w, rooting).partition(),
+                    "{ctx}"
+                );
+                match brute_marginals(&w, rooting) {
+                    Some(mu) => assert_eq!(kept.checked_marginals(&w).unwrap().0, mu, "{ctx}: μ"),
+                    None => assert!(kept.checked_marginals(&w).is_err(), "{ctx}: no tree"),
+                }
+            }
+        }
+    }
+}
