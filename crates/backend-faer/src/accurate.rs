@@ -19,11 +19,15 @@ use crate::Lu;
 /// marginals and every vector–Jacobian product come from the LU and its
 /// inverse, at the speed of [`crate::ShiftedF64`]; the marginals also pass
 /// an entry-wise estimate, every one keeping 40 bits relative to itself,
-/// or come from the elimination (see [`Certified`]). On `N(0, σ²)` scores
-/// (`σ ≤ 4`) every graph measured had `ln Z` certified; with `σ = 2`,
-/// single-root, the marginals of all graphs at `n = 10`, 13 in 20 at
-/// `n = 36` and none from `n = 100` on passed the entry-wise estimate
-/// (`cargo run --release -p spantree-bench --example certified`).
+/// and, multi-root, the few columns (arcs into one word) that do not are
+/// recomputed by the elimination, or all of them when more than a quarter
+/// fail; single-root, one failing entry sends every column to the
+/// elimination (see [`Certified`]). On `N(0, σ²)` scores (`σ ≤ 4`) every
+/// graph measured had `ln Z` certified; with `σ = 2`, multi-root graphs
+/// needed about `n / 6` columns recomputed at `n = 20`–`100`, and the
+/// single-root test passed on 15 of 20 graphs at `n = 20`, 13 at `n = 36`,
+/// none from `n = 100` (`cargo run --release -p spantree-bench --example
+/// certified`).
 ///
 /// **The elimination otherwise** (root scores far below the arc scores,
 /// pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
@@ -43,8 +47,9 @@ use crate::Lu;
 ///
 /// [`LogAccurate`] always eliminates.
 ///
-/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks;
-/// marginals that fail the entry-wise test, and those of graphs above
+/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks and
+/// `n³/3 + 2n²k` multiply-adds for `k` recomputed columns; marginals that
+/// fail the entry-wise test otherwise, and those of graphs above
 /// [`DENSE_MARGINALS_UP_TO`](spantree_core::engine::DENSE_MARGINALS_UP_TO)
 /// words (unless the inverse is formed anyway), come from the
 /// elimination's marginal pass alone, about `1.3 n³` multiply-adds and no

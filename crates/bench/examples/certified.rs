@@ -1,7 +1,20 @@
 //! How often the default engine answers from dense LU: the share of graphs
-//! whose factors are certified and whose marginals pass the entry-wise test,
-//! for `N(0, σ²)` scores and for root scores shifted down
+//! whose factors are certified, whose marginals pass the entry-wise test in
+//! every column, and whose marginals pass it in all but a few columns, which
+//! the elimination recomputes (with the mean number of such columns), for
+//! `N(0, σ²)` scores and for root scores shifted down
 //! (`cargo run --release -p spantree-bench --example certified [n…]`).
+//!
+//! With `time` first (`… --example certified time [n…]`), it times instead
+//! the default engine's `ln Z` + marginals on inputs that need the
+//! elimination (single-root, root scores shifted by `−40`) against the dense
+//! path on the unshifted graph, median of 31 groups, and the parts of the
+//! elimination: the forward pass for `ln Z` and the marginal pass alone.
+//! Then, on unshifted `N(0, 2²)` graphs (10 seeds, median), the two routes
+//! the size limit `DENSE_MARGINALS_UP_TO` chooses between: dense LU +
+//! inverse + the entry-wise test (+ recomputed columns, multi-root, or the
+//! whole elimination when the test fails), against dense LU + the
+//! elimination's marginal pass.
 
 use spantree_bench::normal_graph;
 use spantree_core::{Engine, Factors, Graph, Rooting};
@@ -26,9 +39,88 @@ fn shifted(g: &Graph, shift: f64) -> Graph {
     Graph::from_scores(&rows).expect("valid")
 }
 
-fn main() {
-    println!("| n | σ | root shift | rooting | certified | dense marginals |");
+/// Median µs of the default's `ln Z` + marginals at root shift `−40` against
+/// the dense path, and of the elimination's parts.
+fn time(sizes: &[usize]) {
+    use spantree_bench::speed::{elimination_against_dense, median_time};
+    use spantree_core::elimination::{marginals, Elimination};
+    println!(
+        "| n | accurate, shift −40 (µs) | dense (µs) | ratio | forward (µs) | marginal pass (µs) |"
+    );
     println!("|---|---|---|---|---|---|");
+    for &n in sizes {
+        let (eliminated, dense) = elimination_against_dense(n, -40.0, 31, 1);
+        let g = shifted(&normal_graph(n, 2.0, 1), -40.0);
+        let w = Accurate
+            .prepare(&g, |&w| w)
+            .expect("prepared")
+            .weights()
+            .clone();
+        let forward = median_time(31, || Elimination::new(&w, Rooting::Single).log_partition());
+        let pass = median_time(31, || {
+            marginals(&w, Rooting::Single).expect("marginals")[(0, 1)]
+        });
+        println!(
+            "| {n} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} |",
+            eliminated * 1e6,
+            dense * 1e6,
+            eliminated / dense,
+            forward * 1e6,
+            pass * 1e6
+        );
+    }
+    println!();
+    println!("| n | rooting | dense + columns (µs) | elimination (µs) | ratio |");
+    println!("|---|---|---|---|---|");
+    for &n in sizes {
+        for rooting in Rooting::ALL {
+            let (mut tried, mut eliminated) = (Vec::new(), Vec::new());
+            for seed in 0..10 {
+                let g = normal_graph(n, 2.0, seed);
+                let w = Accurate
+                    .prepare(&g, |&w| w)
+                    .expect("prepared")
+                    .weights()
+                    .clone();
+                tried.push(median_time(11, || {
+                    let f = Accurate.factorize(w.clone(), rooting);
+                    f.inverse().expect("inverse");
+                    f.marginals().expect("marginals")[(0, 1)]
+                }));
+                eliminated.push(median_time(11, || {
+                    let f = Accurate.factorize(w.clone(), rooting);
+                    f.ln_abs_det().1 + marginals(&w, rooting).expect("marginals")[(0, 1)]
+                }));
+            }
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let (a, b) = (median(&mut tried), median(&mut eliminated));
+            println!(
+                "| {n} | {} | {:.1} | {:.1} | {:.2} |",
+                rooting.name(),
+                a * 1e6,
+                b * 1e6,
+                a / b
+            );
+        }
+    }
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("time") {
+        let sizes: Vec<usize> = std::env::args()
+            .skip(2)
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        time(if sizes.is_empty() { &[36] } else { &sizes });
+        return;
+    }
+    println!(
+        "| n | σ | root shift | rooting | certified | dense marginals | dense + columns | columns |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -42,7 +134,7 @@ fn main() {
         for sigma in [1.0, 2.0, 4.0] {
             for shift in [0.0, -10.0, -40.0] {
                 for rooting in Rooting::ALL {
-                    let (mut certified, mut dense) = (0, 0);
+                    let (mut certified, mut dense, mut repaired, mut columns) = (0, 0, 0, 0);
                     let graphs = 20;
                     for seed in 0..graphs {
                         let g = shifted(&normal_graph(n, sigma, seed), shift);
@@ -55,14 +147,18 @@ fn main() {
                             // `DENSE_MARGINALS_UP_TO` words otherwise).
                             f.inverse().expect("inverse");
                             f.marginals().expect("marginals");
-                            if f.dense_marginals_used() {
+                            if f.dense_marginals_used() && f.eliminated_columns() == 0 {
                                 dense += 1;
+                            } else if f.dense_marginals_used() {
+                                repaired += 1;
+                                columns += f.eliminated_columns();
                             }
                         }
                     }
                     println!(
-                        "| {n} | {sigma} | {shift} | {} | {certified}/{graphs} | {dense}/{graphs} |",
-                        rooting.name()
+                        "| {n} | {sigma} | {shift} | {} | {certified}/{graphs} | {dense}/{graphs} | {repaired}/{graphs} | {:.1} |",
+                        rooting.name(),
+                        columns as f64 / repaired.max(1) as f64
                     );
                 }
             }

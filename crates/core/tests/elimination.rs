@@ -145,3 +145,69 @@ fn log_space_keeps_every_digit_at_extreme_root_shifts() {
         keeps_every_digit(n, LnPositive::from_weight);
     }
 }
+
+/// The marginals of a few columns alone (the default engine's repair of
+/// dense columns that fail their test), on rationals: exactly the
+/// brute-force marginals in those columns and zero elsewhere, for every
+/// subset of columns of small graphs, forbidden arcs included.
+#[test]
+fn column_marginals_match_brute_force_exactly() {
+    use spantree_core::elimination::checked_column_marginals;
+    for n in 1..=5 {
+        for seed in 0..3u64 {
+            let mut rng = SplitMix64::new(9_000 + 100 * n as u64 + seed);
+            let w = rational(&random::normal_weights(&mut rng, n, 1.0, 0.3));
+            for rooting in Rooting::ALL {
+                let Some(mu) = brute_marginals(&w, rooting) else {
+                    assert!(checked_column_marginals(&w, rooting, &[1]).is_err());
+                    continue;
+                };
+                for subset in 1..1u32 << n {
+                    let columns: Vec<usize> =
+                        (1..=n).filter(|m| subset >> (m - 1) & 1 == 1).collect();
+                    let ctx = format!("{rooting:?} n={n} seed={seed} columns={columns:?}");
+                    let (some, tiny) = checked_column_marginals(&w, rooting, &columns).unwrap();
+                    assert!(!tiny, "{ctx}");
+                    for h in 0..=n {
+                        for m in 1..=n {
+                            let expected = if columns.contains(&m) {
+                                mu[(h, m)].clone()
+                            } else {
+                                Rational::from(0)
+                            };
+                            assert_eq!(some[(h, m)], expected, "{ctx}: ({h}, {m})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The marginals from the first half of a kept forward elimination
+/// (`Elimination::keeping_half`, what the default engine does when it
+/// eliminates): exactly the brute-force marginals on rationals, and the
+/// same pivots as `Elimination::new`, for both rootings, forbidden arcs
+/// included.
+#[test]
+fn marginals_after_a_kept_half_match_brute_force_exactly() {
+    for n in 1..=6 {
+        for seed in 0..4u64 {
+            let mut rng = SplitMix64::new(9_500 + 100 * n as u64 + seed);
+            let w = rational(&random::normal_weights(&mut rng, n, 1.0, 0.3));
+            for rooting in Rooting::ALL {
+                let ctx = format!("{rooting:?} n={n} seed={seed}");
+                let kept = Elimination::keeping_half(&w, rooting);
+                assert_eq!(
+                    kept.partition(),
+                    Elimination::new(&w, rooting).partition(),
+                    "{ctx}"
+                );
+                match brute_marginals(&w, rooting) {
+                    Some(mu) => assert_eq!(kept.checked_marginals(&w).unwrap().0, mu, "{ctx}: μ"),
+                    None => assert!(kept.checked_marginals(&w).is_err(), "{ctx}: no tree"),
+                }
+            }
+        }
+    }
+}

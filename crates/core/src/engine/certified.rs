@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use super::eliminated::eliminated_marginals;
+use super::eliminated::{eliminated_columns, eliminated_marginals};
 use super::{Dense, Eliminated, Factorization, Factors};
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -30,13 +30,24 @@ pub const CERTIFY_MARGINAL_BITS: i32 = 40;
 /// inverse only to try its marginals: above it, unless the inverse is
 /// formed anyway (a vector–Jacobian product needs it), the marginals come
 /// straight from the elimination. A speed policy, not an accuracy one
-/// (the elimination's marginals are always accurate): trying pays when
-/// more than about a third of the graphs pass (the elimination's marginals
-/// cost 3–4 inverses). With `N(0, 2²)` single-root scores the entry-wise
-/// test passed on 15 of 20 graphs at `n = 20`, 13 at `n = 36`, 9 at
-/// `n = 50` and 4 at `n = 64`; multi-root, on none from `n = 20`
-/// (`cargo run --release -p spantree-bench --example certified 20 36 50 64`).
+/// (every route keeps 40 bits). With `N(0, 2²)` scores, trying (dense
+/// inverse, test, failing columns recomputed) took, against the
+/// elimination's marginal pass, multi-root 0.64× at `n = 20`–`36`, 0.68× at
+/// `50`, 1.2× at `64` and 1.03× at `100`; single-root (no columns
+/// recomputed, see [`Certified`]) the test passed on 15 of 20 graphs at
+/// `n = 20`, 9 at `n = 50`, 4 at `n = 64`, none at `100`
+/// (`cargo run --release -p spantree-bench --example certified time 20 36
+/// 50 64 100`, 10 graphs, medians; and without `time`).
 pub const DENSE_MARGINALS_UP_TO: usize = 56;
+
+/// The largest share of the words whose columns of dense marginals
+/// [`Certified`] recomputes by the elimination when they fail the
+/// entry-wise test (multi-root only), rather than recomputing every column:
+/// `1/4`. Recomputing
+/// `k` columns eliminates the other words (`n³/3` multiply-adds) and pushes
+/// `k` columns back (`2n²k`); at `k = n/4` that is about `0.85 n³`, against
+/// `1.3 n³` for every column. A speed policy: either route keeps 40 bits.
+pub const REPAIR_COLUMNS_UP_TO: f64 = 0.25;
 
 /// A Laplacian factorised densely and, where the dense factorisation cannot
 /// be trusted, by the cancellation-free elimination ([`Eliminated`]).
@@ -46,27 +57,48 @@ pub const DENSE_MARGINALS_UP_TO: usize = 56;
 /// ([`Factorization::ln_det_error`]), decides:
 ///
 /// * **certified** (estimate `≤` [`CERTIFY_LN_DET`], positive determinant,
-///   no zero pivot): `ln Z`, the marginals and every vector–Jacobian
-///   product come from the LU and its inverse, as on the dense engines. The
-///   marginals pass one more `O(n²)` test, entry by entry: the error of
+///   no zero pivot): `ln Z` and every vector–Jacobian product come from the
+///   LU and its inverse, as on the dense engines. The marginals pass one
+///   more `O(n²)` test, entry by entry: the error of
 ///   `μ_e = w_e (X_mm − X_mh)` is at most about `e (|X_mm| + |X_mh|) w_e`
 ///   with `e` the estimate plus `8 n ε` (the rounding of the solves; on a
 ///   multi-root Laplacian, an M-matrix, the solves for `X` add only
-///   non-negative terms, so `e` bounds the relative error of each entry of
-///   `X`), and every `μ_e` must keep [`CERTIFY_MARGINAL_BITS`] relative
-///   to itself by it; otherwise the marginals come from the elimination.
-///   A marginal far below `1` that the inverse reads as a small difference
-///   `X_mm − X_mh` fails it: measured with `N(0, 2²)` single-root scores,
-///   all graphs pass at `n = 10`, 13 in 20 at `n = 36`, none from
-///   `n = 100` (`cargo run --release -p spantree-bench --example certified`).
-///   The inverse is formed for this test only up to
+///   non-negative terms, so `e` estimates the relative error of each entry
+///   of `X`), and every `μ_e` must keep [`CERTIFY_MARGINAL_BITS`] relative
+///   to itself by it. Multi-root, a column `m` (the arcs into word `m`)
+///   with an entry that fails is recomputed by the elimination
+///   ([`elimination::checked_column_marginals`](crate::elimination::checked_column_marginals):
+///   the other words eliminated, `n³/3`, and those columns pushed back,
+///   `2n²` each), as long as the failing columns are at most
+///   [`REPAIR_COLUMNS_UP_TO`] of the words; beyond that every column comes
+///   from the elimination's marginal pass (`1.3 n³`). Every multi-root
+///   marginal thus either passed the test or comes from the elimination.
+///   What fails is a marginal far below `1` that the inverse reads as a
+///   difference `X_mm − X_mh` about 10–40 times smaller than its terms,
+///   against an allowance of `2⁻⁴⁰ / e` (20 at `n = 20`, 6 at `n = 64`), in
+///   a few columns: with `N(0, 2²)` scores, 2 columns at `n = 20`, 9 at
+///   `n = 64`, 18 at `n = 100` (`cargo run --release -p spantree-bench
+///   --example certified 20 36 50 64 100`).
+///
+///   Single-root, the Laplacian (Koo et al.) is not an M-matrix: its root
+///   row makes the elimination add terms of both signs, and an entry of `X`
+///   read alone (root arcs, arcs into word 1) can lose bits that the test
+///   cannot see (measured: 29 bits on an arc into word 1 that passed, root
+///   scores −20 next to arc scores spread over ±50, in
+///   `tests/certified.rs`). There a single failing entry sends every column
+///   to the elimination, as before: the other columns then stand only on
+///   the test's estimate, which held on every graph measured (dense LU
+///   keeps ≥ 47 bits on every marginal against exact rationals at
+///   `n = 20`–`100`, `cargo run --release -p spantree-bench --example
+///   dense_marginal_bits`), but is not a proof.
+///
+///   The inverse is formed for the test only up to
 ///   [`DENSE_MARGINALS_UP_TO`] words, or when a vector–Jacobian product
-///   formed it anyway; otherwise, and when the test fails, the marginals
-///   come from the elimination's marginal pass alone (`ln Z` is certified:
-///   no forward elimination for it). The test is conservative: on the
-///   same inputs, dense LU keeps ≥ 47 bits on every marginal against exact
-///   rationals at `n = 20`–`100` where it refuses them
-///   (`cargo run --release -p spantree-bench --example dense_marginal_bits`);
+///   formed it anyway; otherwise the marginals come from the elimination's
+///   marginal pass alone (`ln Z` is certified: no forward elimination for
+///   it). No rigorous bound sharper than `e` is known that is as cheap:
+///   rigorous forward-error bounds of triangular solves grow like `n² ε`,
+///   above the `8 n ε` used;
 /// * **not certified** (root weights tiny next to arc weights, pivot
 ///   cancellation): every answer comes from the elimination, formed then.
 ///
@@ -84,8 +116,9 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     /// Whether the dense inverse was asked for (then trying the dense
     /// marginals costs only their `O(n²)` test).
     inverse_formed: AtomicBool,
-    /// The marginals, and whether they came from the dense inverse.
-    marginals: OnceLock<(Result<Matrix<f64>, Numerical>, bool)>,
+    /// The marginals, whether they came from the dense inverse, and how
+    /// many of their columns the elimination recomputed.
+    marginals: OnceLock<(Result<Matrix<f64>, Numerical>, bool, usize)>,
     factorize: fn(Matrix<f64>) -> F,
 }
 
@@ -130,10 +163,18 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         self.certified
     }
 
-    /// Whether the marginals, once computed, came from the dense inverse
+    /// Whether the marginals, once computed, came from the dense inverse,
+    /// all or all but a few columns ([`Certified::eliminated_columns`])
     /// (`false` before they are computed).
     pub fn dense_marginals_used(&self) -> bool {
         self.marginals.get().is_some_and(|m| m.1)
+    }
+
+    /// How many columns of dense marginals failed the entry-wise test and
+    /// were recomputed by the elimination (`0` before the marginals are
+    /// computed, and when they came wholly from either route).
+    pub fn eliminated_columns(&self) -> usize {
+        self.marginals.get().map_or(0, |m| m.2)
     }
 
     /// The elimination, formed on first use.
@@ -147,15 +188,16 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         })
     }
 
-    /// The dense marginals if every entry keeps its bits by the entry-wise
-    /// estimate, `None` otherwise.
-    fn dense_marginals(&self) -> Result<Option<Matrix<f64>>, Numerical> {
+    /// The dense marginals, and the words whose column has an entry that
+    /// fails the entry-wise estimate (those columns are not to be used).
+    fn dense_marginals(&self) -> Result<(Matrix<f64>, Vec<usize>), Numerical> {
         let x = self.dense.inverse()?;
         let w = self.dense.weights();
         let rooting = self.dense.rooting();
         let n1 = w.rows();
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
         let mut mu = Matrix::zeros(n1, n1);
+        let mut failed = vec![false; n1];
         for h in 0..n1 {
             for m in (1..n1).filter(|&m| m != h) {
                 let wk = w[(h, m)];
@@ -170,13 +212,39 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 }
                 // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
                 let keeps_its_bits = size <= bound * value.abs();
-                if !keeps_its_bits {
-                    return Ok(None);
-                }
+                failed[m] |= !keeps_its_bits;
                 mu[(h, m)] = wk * value;
             }
         }
-        Ok(Some(mu))
+        Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
+    }
+
+    /// The dense marginals with the columns that failed the entry-wise test
+    /// recomputed by the elimination, if they are at most
+    /// [`REPAIR_COLUMNS_UP_TO`] of the words of a multi-root graph; `None`
+    /// otherwise (or when the `f64` elimination left its safe range: the
+    /// caller takes the whole elimination). Returns the number of columns
+    /// recomputed.
+    fn repaired(&self, mut mu: Matrix<f64>, failed: &[usize]) -> Option<(Matrix<f64>, usize)> {
+        let n1 = mu.rows();
+        if failed.is_empty() {
+            return Some((mu, 0));
+        }
+        // Single-root, the entries of X have no relative accuracy to trust
+        // column by column (see `Certified`): one failing column sends
+        // every column to the elimination.
+        if self.dense.rooting() == Rooting::Single
+            || failed.len() as f64 > REPAIR_COLUMNS_UP_TO * (n1 - 1) as f64
+        {
+            return None;
+        }
+        let columns = eliminated_columns(self.dense.weights(), self.dense.rooting(), failed)?;
+        for &m in failed {
+            for h in 0..n1 {
+                mu[(h, m)] = columns[(h, m)];
+            }
+        }
+        Some((mu, failed.len()))
     }
 }
 
@@ -232,32 +300,38 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         self.dense.adjugate()
     }
 
-    /// Dense where every entry is certified, the elimination's otherwise;
-    /// computed once. The dense inverse is formed for the test only up to
-    /// [`DENSE_MARGINALS_UP_TO`] words (or when it exists anyway). When
+    /// Dense where every entry is certified, the elimination's in the
+    /// columns that are not (all of them when more than
+    /// [`REPAIR_COLUMNS_UP_TO`] fail); computed once. The dense inverse is
+    /// formed for the test only up to [`DENSE_MARGINALS_UP_TO`] words (or
+    /// when it exists anyway). When
     /// `ln Z` is certified, the elimination runs its marginal pass alone
     /// (its `ln Z` is not needed).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
         self.marginals
             .get_or_init(|| {
                 if !self.certified {
-                    return (self.eliminated().marginals(), false);
+                    return (self.eliminated().marginals(), false, 0);
                 }
                 let n = self.dense.weights().rows().saturating_sub(1);
                 if n <= DENSE_MARGINALS_UP_TO || self.inverse_formed.load(Ordering::Relaxed) {
                     self.inverse_formed.store(true, Ordering::Relaxed);
                     match self.dense_marginals() {
-                        Ok(Some(mu)) => return (Ok(mu), true),
-                        Err(e) => return (Err(e), true),
-                        Ok(None) => {}
+                        Ok((mu, failed)) => {
+                            if let Some((mu, repaired)) = self.repaired(mu, &failed) {
+                                return (Ok(mu), true, repaired);
+                            }
+                        }
+                        Err(e) => return (Err(e), true, 0),
                     }
                 }
                 if let Some(e) = self.eliminated.get() {
-                    return (e.marginals(), false);
+                    return (e.marginals(), false, 0);
                 }
                 (
                     eliminated_marginals(self.dense.weights(), self.dense.rooting()),
                     false,
+                    0,
                 )
             })
             .0

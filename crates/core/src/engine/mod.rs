@@ -29,7 +29,9 @@ mod dense;
 mod eliminated;
 mod prepared;
 
-pub use certified::{Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO};
+pub use certified::{
+    Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
+};
 pub use dense::Dense;
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
