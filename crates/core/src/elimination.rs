@@ -1138,8 +1138,13 @@ pub fn marginals_jvp<D: Tangent>(
     direction: &Matrix<f64>,
     rooting: Rooting,
 ) -> Result<(Matrix<f64>, bool), Numerical> {
+    let scale = root_scale(weights, rooting);
     let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
-        let w = weights[(h, m)];
+        let w = if h == 0 {
+            scale.apply(weights[(h, m)])
+        } else {
+            weights[(h, m)]
+        };
         if w == 0.0 {
             D::nil()
         } else {
@@ -1148,6 +1153,52 @@ pub fn marginals_jvp<D: Tangent>(
     });
     let (mu, tiny) = checked_marginals(&seeded, rooting)?;
     Ok((mu.map(Tangent::tangent_f64), tiny))
+}
+
+/// Single-root: the power of two `2^k` that brings the largest root weight
+/// into `[1, 2)`; multi-root (or no root arc): `2⁰`. Every single-root tree
+/// has exactly one root arc, so dividing every root weight by a common
+/// factor divides `Z` by it and leaves the marginals and their derivatives
+/// unchanged; by a power of two the division is exact in `f64`. It matters
+/// in log space ([`LnDual`], [`LnAnchored`]): a root weight `e^{s}` at root
+/// shift `s` held as its logarithm carries `|s| ε` relatively, and after
+/// the rescaling only `|ln(ρ_m / 2^k)| ε`, of the size of the spread of the
+/// root scores. `O(n)`.
+pub(crate) fn root_scale(weights: &Matrix<f64>, rooting: Rooting) -> PowerOfTwo {
+    let n1 = weights.rows();
+    let top = (1..n1).map(|m| weights[(0, m)]).fold(0.0f64, f64::max);
+    if rooting == Rooting::Multi || !(top > 0.0 && top.is_finite()) {
+        return PowerOfTwo(0);
+    }
+    PowerOfTwo(-(top.log2().floor() as i32))
+}
+
+/// Multiplication by `2^e` in two exact steps (one factor `2^e` alone
+/// overflows for `|e| > 1023`, as weights near `2⁻¹⁰⁷⁴` need).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PowerOfTwo(pub(crate) i32);
+
+impl PowerOfTwo {
+    /// The weights with the root row multiplied by `2^e`, converted to `P`
+    /// (see [`root_scale`]). `O(n²)`.
+    pub(crate) fn scaled_roots<P: NonNegative>(self, weights: &Matrix<f64>) -> Matrix<P> {
+        Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
+            P::from_weight(if h == 0 {
+                self.apply(weights[(h, m)])
+            } else {
+                weights[(h, m)]
+            })
+        })
+    }
+
+    /// `x · 2^e`, exact in `f64` unless it leaves the range.
+    pub(crate) fn apply(self, x: f64) -> f64 {
+        if self.0 == 0 {
+            return x;
+        }
+        let half = self.0 / 2;
+        x * 2f64.powi(half) * 2f64.powi(self.0 - half)
+    }
 }
 
 /// A non-negative value `a` with the tangent `ȧ = o · a + r` along the

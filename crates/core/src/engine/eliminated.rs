@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
     self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
-    NonNegative, RootTangent, Tangent,
+    NonNegative, PowerOfTwo, RootTangent, Tangent,
 };
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -51,7 +51,10 @@ use crate::scalar::Sign;
 ///   value, added exactly, and a remainder of the size of the answer.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
+    /// The weights in `P`, single-root with the root row scaled by
+    /// `root_scale` (exact; see [`elimination::root_scale`]).
     elimination_weights: Matrix<P>,
+    root_scale: PowerOfTwo,
     rooting: Rooting,
     /// `ln Z` (`-∞` when `Z = 0`) and the step that found `Z = 0`.
     log_z: f64,
@@ -79,9 +82,14 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     /// Eliminates the words of `weights` in `P`, `n³/3` multiply-adds;
     /// `factorize` is the dense factorisation used for solves.
     pub fn new(weights: Matrix<f64>, rooting: Rooting, factorize: fn(Matrix<f64>) -> F) -> Self {
-        let elimination_weights = weights.map(|&w| P::from_weight(w));
+        // Single-root, the root row scaled by 2^k exactly: Z scales by 2^k,
+        // the marginals do not move, and in log space a root weight far
+        // below the arcs no longer carries |shift| ε.
+        let root_scale = elimination::root_scale(&weights, rooting);
+        let elimination_weights = root_scale.scaled_roots::<P>(&weights);
         let elimination = Elimination::new(&elimination_weights, rooting);
-        let det = scaled_product(elimination.pivots());
+        let det = scaled_product(elimination.pivots())
+            .and_then(|(m, e)| Some((m, e.checked_sub(root_scale.0)?)));
         let mut log_z = elimination.log_partition();
         let mut zero_pivot = elimination.zero_pivot();
         if elimination.is_extreme() {
@@ -91,9 +99,11 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             let e = Elimination::new(&logs, rooting);
             (log_z, zero_pivot) = (e.log_partition(), e.zero_pivot());
         }
+        log_z -= f64::from(root_scale.0) * std::f64::consts::LN_2;
         Eliminated {
             weights,
             elimination_weights,
+            root_scale,
             rooting,
             log_z,
             det: if elimination.is_extreme() { None } else { det },
@@ -109,11 +119,17 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     fn log_partition_gradient(&self) -> Result<Matrix<f64>, Numerical> {
         let (nu, tiny) =
             elimination::checked_log_partition_gradient(&self.elimination_weights, self.rooting)?;
-        if !tiny {
-            return Ok(nu.map(NonNegative::to_weight));
+        let mut nu = if tiny {
+            let logs = in_log_space(&self.elimination_weights);
+            elimination::log_partition_gradient(&logs, self.rooting)?.map(NonNegative::to_weight)
+        } else {
+            nu.map(NonNegative::to_weight)
+        };
+        // ∂ ln Z/∂ρ_m = 2^k ∂ ln Z'/∂ρ'_m for the root row scaled by 2^k.
+        for m in 1..nu.cols() {
+            nu[(0, m)] = self.root_scale.apply(nu[(0, m)]);
         }
-        let logs = in_log_space(&self.elimination_weights);
-        Ok(elimination::log_partition_gradient(&logs, self.rooting)?.map(NonNegative::to_weight))
+        Ok(nu)
     }
 
     /// `J θ̇` by the elimination on dual numbers, or on anchored ones when
