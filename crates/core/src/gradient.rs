@@ -209,62 +209,6 @@ pub(crate) fn balance<S: Scalar>(
     }
 }
 
-/// The seed `ḡ` minus, on the arcs into each word, its mean under the
-/// marginals `μ` (single-root: first the same on the root arcs), and zero on
-/// forbidden arcs: the vector–Jacobian product of the marginals is
-/// unchanged, and the terms a route sums are as small as the seed allows.
-/// `O(n²)`.
-///
-/// Why `J` does not see the constants: `(J ḡ)_f = Σ_e ḡ_e ∂μ_e/∂θ_f =
-/// Cov[1_f, ḡ(d)]` with `ḡ(d) = Σ_{e∈d} ḡ_e`. Every tree has exactly one
-/// arc into each word `m`, so adding `c_m` to every `ḡ_{hm}` adds `Σ_m c_m`
-/// to `ḡ(d)` for *every* tree `d`, and the covariance of `1_f` with a
-/// constant is `0`; single-root trees also have exactly one root arc, so a
-/// constant on the root row changes nothing either. With
-/// `c_m = −Σ_h μ_{hm} ḡ_{hm}`, the centred `ḡ(d)` has mean `0`, and
-/// `(J ḡ)_f = μ_f (E[ḡ(d) | f ∈ d] − E[ḡ(d)])` no longer forms two large
-/// expectations that cancel: on the likely arcs the centred seed is near
-/// `0`. The subtraction `ḡ_{hm} − c_m` is rounded relative to its own
-/// result, and an error in `c_m` itself is again a constant per column, so
-/// the centring costs nothing. Exact arithmetic: `J ḡ` unchanged.
-pub(crate) fn centred<S: Scalar>(
-    seed: &Matrix<S>,
-    weights: &Matrix<S>,
-    mu: &Matrix<S>,
-    rooting: crate::graph::Rooting,
-) -> Matrix<S> {
-    let n1 = weights.rows();
-    let mut dir = Matrix::from_fn(n1, n1, |h, m| {
-        if h == m || m == 0 || weights[(h, m)].is_zero() {
-            S::zero()
-        } else {
-            seed[(h, m)].clone()
-        }
-    });
-    // The root arcs first: root seeds share a large offset when root scores
-    // are far below the arcs', and subtracting it here (exactly, when the
-    // seeds are close) keeps it out of the arc seeds of every column.
-    if rooting == crate::graph::Rooting::Single {
-        let roots = || (1..n1).filter(|&m| !weights[(0, m)].is_zero());
-        let mean = roots().fold(S::zero(), |a, m| {
-            a + mu[(0, m)].clone() * dir[(0, m)].clone()
-        });
-        for m in roots() {
-            dir[(0, m)] -= &mean;
-        }
-    }
-    for m in 1..n1 {
-        let allowed = || (0..n1).filter(move |&h| h != m && !weights[(h, m)].is_zero());
-        let mean = allowed().fold(S::zero(), |a, h| {
-            a + mu[(h, m)].clone() * dir[(h, m)].clone()
-        });
-        for h in allowed() {
-            dir[(h, m)] -= &mean;
-        }
-    }
-    dir
-}
-
 /// [`Factors::marginals_vjp`] from the inverse and two solves of any
 /// factorisation: `v_f = w_f (ḡ_f G_f − [weight_gradient(X Cᵀ X)]_f)` with
 /// `C = weight_gradient_adjoint(ḡ ⊙ w)`. `O(n³)`.

@@ -96,10 +96,6 @@ impl<F: Factorization> Factors for Dense<F> {
         let x = self.inverse()?;
         let w = &self.weights;
         let rooting = self.rooting;
-        // J ḡ is unchanged by a constant per column (one arc into each
-        // word); centring keeps the large common parts out of the solves.
-        let mu = marginals_from_inverse(w, x, rooting);
-        let seed = &crate::gradient::centred(seed, w, &mu, rooting);
         let xcx = self
             .lu
             .inverse_sandwich(x, weighted_adjoint_transposed(seed, w, rooting))?;
