@@ -13,10 +13,21 @@ use crate::matrix::Matrix;
 use crate::scalar::Sign;
 
 /// The cancellation-free elimination ([`crate::elimination`]) of a graph's
-/// prepared `f64` weights, run in the number type `P` (`f64`, or
-/// [`LnPositive`] for log space): `ln Z` and every marginal with a small
-/// *relative* error whatever the scales of the weights. On `P = f64`, a
-/// product that leaves `f64`'s safe range reruns the step in log space.
+/// prepared `f64` weights: `ln Z` run in the number type `P` (`f64`, or
+/// [`LnPositive`] for log space), the marginals and every derivative in
+/// `f64`; `ln Z` and every marginal with a small *relative* error whatever
+/// the scales of the weights. A product that leaves `f64`'s safe range
+/// reruns the step in log space.
+///
+/// Why not the marginals and derivatives in `P = LnPositive` too: a weight
+/// `e^{s}` held as its logarithm `s` carries a relative error of `|s| ε`
+/// (the weights are `f64` numbers, exact to `ε`, before they become logs),
+/// so a root shift of `−300` cost log space 8 bits of every marginal and
+/// derivative (measured on the `honest_accuracy` sweep: gradients 43 / 30
+/// bits, norm-wise / worst entry, against 49 / 35 for `f64`), and log
+/// space gains nothing where `f64` holds the products. Single-root, the
+/// root row is also scaled by an exact power of two first (see
+/// [`elimination::root_scale`]), so `ln Z` in log space keeps its bits too.
 ///
 /// Derivatives come from the elimination too: the vector–Jacobian product of
 /// the marginals ([`Factors::marginals_vjp`], behind every gradient and the
@@ -51,10 +62,13 @@ use crate::scalar::Sign;
 ///   value, added exactly, and a remainder of the size of the answer.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
-    /// The weights in `P`, single-root with the root row scaled by
-    /// `root_scale` (exact; see [`elimination::root_scale`]).
-    elimination_weights: Matrix<P>,
+    /// The weights, single-root with the root row scaled by `root_scale`
+    /// (exact; see [`elimination::root_scale`]): what the marginals and
+    /// `ν` eliminate.
+    scaled: Matrix<f64>,
     root_scale: PowerOfTwo,
+    /// `ln Z` was eliminated in `P`.
+    number: std::marker::PhantomData<fn() -> P>,
     rooting: Rooting,
     /// `ln Z` (`-∞` when `Z = 0`) and the step that found `Z = 0`.
     log_z: f64,
@@ -86,7 +100,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         // the marginals do not move, and in log space a root weight far
         // below the arcs no longer carries |shift| ε.
         let root_scale = elimination::root_scale(&weights, rooting);
-        let elimination_weights = root_scale.scaled_roots::<P>(&weights);
+        let scaled = root_scale.scaled_roots::<f64>(&weights);
+        let elimination_weights = scaled.map(|&w| P::from_weight(w));
         let elimination = Elimination::new(&elimination_weights, rooting);
         let det = scaled_product(elimination.pivots())
             .and_then(|(m, e)| Some((m, e.checked_sub(root_scale.0)?)));
@@ -102,8 +117,9 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         log_z -= f64::from(root_scale.0) * std::f64::consts::LN_2;
         Eliminated {
             weights,
-            elimination_weights,
+            scaled,
             root_scale,
+            number: std::marker::PhantomData,
             rooting,
             log_z,
             det: if elimination.is_extreme() { None } else { det },
@@ -117,10 +133,9 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     /// `ν = ∂ ln det L / ∂w` by the elimination, in log space when the
     /// `f64` run left `f64`'s safe range.
     fn log_partition_gradient(&self) -> Result<Matrix<f64>, Numerical> {
-        let (nu, tiny) =
-            elimination::checked_log_partition_gradient(&self.elimination_weights, self.rooting)?;
+        let (nu, tiny) = elimination::checked_log_partition_gradient(&self.scaled, self.rooting)?;
         let mut nu = if tiny {
-            let logs = in_log_space(&self.elimination_weights);
+            let logs = in_log_space(&self.scaled);
             elimination::log_partition_gradient(&logs, self.rooting)?.map(NonNegative::to_weight)
         } else {
             nu.map(NonNegative::to_weight)
@@ -275,8 +290,11 @@ fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
     columns || (rooting == Rooting::Single && line(&mut (1..n1).map(|m| mu[(0, m)])))
 }
 
-/// The number types whose elimination runs a tangent along: [`Dual`] and
-/// [`Anchored`] for `f64`, [`LnDual`] and [`LnAnchored`] for [`LnPositive`].
+/// The number types whose elimination runs a tangent along, tried first
+/// (a run whose products leave `f64`'s safe range is redone on [`LnDual`],
+/// [`LnAnchored`] or [`LnGraded`]): [`Dual`], [`Anchored`] and [`Graded`]
+/// for both `f64` and [`LnPositive`], whose logarithms would carry
+/// `|ln w| ε` (see [`Eliminated`]).
 pub trait WithTangent: NonNegative {
     /// The tangent type.
     type Dual: Tangent;
@@ -293,9 +311,9 @@ impl WithTangent for f64 {
 }
 
 impl WithTangent for LnPositive {
-    type Dual = LnDual;
-    type Anchored = LnAnchored;
-    type Graded = LnGraded;
+    type Dual = Dual;
+    type Anchored = Anchored;
+    type Graded = Graded;
 }
 
 impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F> {
@@ -346,7 +364,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// normal range ([`elimination::checked_marginals`]).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
         self.marginals
-            .get_or_init(|| eliminated_marginals(&self.elimination_weights, self.rooting))
+            .get_or_init(|| eliminated_marginals(&self.scaled, self.rooting))
             .clone()
     }
 
