@@ -160,7 +160,13 @@
 //! even then the floor of the rounded weights stays unless the preparation
 //! is redone in that precision too. [`LnPositive`] adds its own loss: a
 //! value `e^{s}` held as `s` in `f64` has a relative error of `|s| ε`, about
-//! `log₂ |shift|` bits at root shift `shift`.
+//! `log₂ |shift|` bits at root shift `shift`. So the engines run the
+//! marginals and every tangent in `f64` and go to log space only where a
+//! product leaves `f64`'s range, and single-root they first scale the root
+//! row by an exact power of two ([`root_scale`]): every single-root tree has
+//! one root arc, so `Z` scales by the same factor and the marginals and
+//! their derivatives do not move, and a root shift of `−300` no longer
+//! enters a logarithm.
 //!
 //! # Underflow and the orders of the limit
 //!
