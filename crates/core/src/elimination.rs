@@ -163,7 +163,7 @@
 //! `log₂ |shift|` bits at root shift `shift`. So the engines run the
 //! marginals and every tangent in `f64` and go to log space only where a
 //! product leaves `f64`'s range, and single-root they first scale the root
-//! row by an exact power of two ([`root_scale`]): every single-root tree has
+//! row by an exact power of two ([`marginals_jvp`] and the engines): every single-root tree has
 //! one root arc, so `Z` scales by the same factor and the marginals and
 //! their derivatives do not move, and a root shift of `−300` no longer
 //! enters a logarithm.
@@ -1120,6 +1120,10 @@ impl Tangent for LnDual {
 /// the vector–Jacobian product `Jᵀ θ̇`): the tangents of [`marginals`] run on
 /// the tangent type `D` ([`Dual`] or [`LnDual`]), the weights moving as
 /// `ẇ = w ⊙ θ̇`. Entries of `direction` on zero weights are ignored.
+/// Single-root, the root row is first multiplied by the power of two that
+/// brings its largest weight into `[1, 2)`: exact, and the answer does not
+/// move (every tree has one root arc), but in log space a root weight
+/// `e^{−300}` would carry `300 ε` as a logarithm.
 /// Returns the tangents and the flag of [`checked_marginals`] (on [`Dual`],
 /// rerun on [`LnDual`] when it is set). About `3×` the multiply-adds of
 /// [`marginals`], `O(n³)`. Accuracy: see the module docs.
@@ -1186,7 +1190,7 @@ pub(crate) struct PowerOfTwo(pub(crate) i32);
 
 impl PowerOfTwo {
     /// The weights with the root row multiplied by `2^e`, converted to `P`
-    /// (see [`root_scale`]). `O(n²)`.
+    /// (see `root_scale`). `O(n²)`.
     pub(crate) fn scaled_roots<P: NonNegative>(self, weights: &Matrix<f64>) -> Matrix<P> {
         Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
             P::from_weight(if h == 0 {

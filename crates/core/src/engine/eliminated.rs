@@ -27,7 +27,7 @@ use crate::scalar::Sign;
 /// bits, norm-wise / worst entry, against 49 / 35 for `f64`), and log
 /// space gains nothing where `f64` holds the products. Single-root, the
 /// root row is also scaled by an exact power of two first (see
-/// [`elimination::root_scale`]), so `ln Z` in log space keeps its bits too.
+/// `elimination::root_scale`), so `ln Z` in log space keeps its bits too.
 ///
 /// Derivatives come from the elimination too: the vector–Jacobian product of
 /// the marginals ([`Factors::marginals_vjp`], behind every gradient and the
@@ -63,7 +63,7 @@ use crate::scalar::Sign;
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
     /// The weights, single-root with the root row scaled by `root_scale`
-    /// (exact; see [`elimination::root_scale`]): what the marginals and
+    /// (exact; see `elimination::root_scale`): what the marginals and
     /// `ν` eliminate.
     scaled: Matrix<f64>,
     root_scale: PowerOfTwo,
