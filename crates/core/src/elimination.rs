@@ -1309,7 +1309,7 @@ impl NonNegative for Graded {
         self.value == 0.0
     }
     /// Without branches (the inner loop of the elimination): zero carries
-    /// the order [`NIL_ORDER`], above every true order, so the minimum
+    /// the order `NIL_ORDER`, above every true order, so the minimum
     /// ignores it and its excess multiplies its zero value.
     #[inline]
     fn plus(&self, other: &Self) -> Self {
