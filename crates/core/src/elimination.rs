@@ -1173,11 +1173,13 @@ pub fn marginals_jvp<D: Tangent>(
 /// in log space ([`LnDual`], [`LnAnchored`]): a root weight `e^{s}` at root
 /// shift `s` held as its logarithm carries `|s| ε` relatively, and after
 /// the rescaling only `|ln(ρ_m / 2^k)| ε`, of the size of the spread of the
-/// root scores. `O(n)`.
+/// root scores. Only ever a scaling *up* (`k ≥ 0`; root weights of `2` and
+/// more stay as they are): scaling down could flush a small root weight to
+/// zero, scaling up is exact down to the subnormals. `O(n)`.
 pub(crate) fn root_scale(weights: &Matrix<f64>, rooting: Rooting) -> PowerOfTwo {
     let n1 = weights.rows();
     let top = (1..n1).map(|m| weights[(0, m)]).fold(0.0f64, f64::max);
-    if rooting == Rooting::Multi || !(top > 0.0 && top.is_finite()) {
+    if rooting == Rooting::Multi || !(top > 0.0 && top < 1.0) {
         return PowerOfTwo(0);
     }
     PowerOfTwo(-(top.log2().floor() as i32))

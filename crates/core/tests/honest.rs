@@ -539,11 +539,11 @@ fn root_scaling_keeps_relative_bits() {
 }
 
 /// Single-root, the elimination first scales the root row by the power of
-/// two that brings its largest weight into `[1, 2)`: every tree has one
+/// two that brings its largest weight (below 1) into `[1, 2)`: every tree has one
 /// root arc, so the marginals and their derivatives do not move (the
 /// identity is the oracle). Root weights that are multiples of `2⁻¹⁰⁷⁴`
-/// (subnormal: the scaling is `2¹⁰⁷²`, beyond one `f64` factor) give
-/// *bit for bit* the answers of the same multiples of `1`, on dual
+/// (subnormal: the scaling is `2¹⁰⁷¹`, beyond one `f64` factor) give
+/// *bit for bit* the answers of the same multiples of `2⁻⁴`, on dual
 /// numbers and in log space, where without the scaling the subnormals
 /// would lose bits (and, in log space, `|ln w| ≈ 744` times `ε`).
 #[test]
@@ -555,13 +555,13 @@ fn single_root_answers_ignore_the_root_scale() {
     let direction = s.map(|x| if x.is_finite() { -x } else { 0.0 });
     let unit = Matrix::from_fn(n + 1, n + 1, |h, m| match (h, m) {
         (_, 0) => 0.0,
-        (0, m) => (2 * m + 1) as f64,
+        (0, m) => (2 * m + 1) as f64 / 16.0,
         (h, m) if h == m => 0.0,
         (h, m) => s[(h, m)].exp(),
     });
     let tiny = Matrix::from_fn(n + 1, n + 1, |h, m| {
         if h == 0 {
-            unit[(h, m)] * 2f64.powi(-1074)
+            unit[(h, m)] * 2f64.powi(-1070)
         } else {
             unit[(h, m)]
         }
