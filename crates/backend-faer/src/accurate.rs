@@ -84,11 +84,17 @@ use crate::Lu;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Accurate;
 
-/// The elimination of [`Accurate`] run in log space ([`LnPositive`]): no
-/// intermediate product can underflow or overflow. Slower (a log-sum-exp per
-/// multiply-add, 15–40× [`Accurate`]); it differs from [`Accurate`] only
-/// when products of shifted weights fall below `1e-308`, i.e. with scores
-/// several hundred apart inside one column *and* tiny multipliers.
+/// The elimination of [`Accurate`] with `ln Z` run in log space
+/// ([`LnPositive`]): no intermediate product of `ln Z` can underflow or
+/// overflow. Slower for `ln Z` (a log-sum-exp per multiply-add, 15–40×
+/// [`Accurate`]); it differs from [`Accurate`] only when products of
+/// shifted weights fall below `1e-308`, i.e. with scores several hundred
+/// apart inside one column *and* tiny multipliers. The marginals and every
+/// derivative run as in [`Accurate`]'s elimination, in `f64` with log space
+/// where a product leaves `f64`'s range: a weight `e^{s}` held as its
+/// logarithm carries a relative error of `|s| ε`, which cost every
+/// derivative 8 bits at root shift `−300` (see
+/// [`spantree_core::Eliminated`]).
 ///
 /// ```
 /// use spantree_core::{Engine, Graph, Model, Rooting};

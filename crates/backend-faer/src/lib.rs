@@ -19,7 +19,7 @@
 //!   marginal keep their relative accuracy whatever the spread of scales
 //!   inside a column (root scores far below arc scores, where dense LU
 //!   returns garbage or NaN), for both rootings.
-//!   [`LogAccurate`] runs the same elimination in log space.
+//!   [`LogAccurate`] runs the same elimination with `ln Z` in log space.
 //!
 //! * [`Complex`]: complex `f64` LU, for complex-step differentiation of any
 //!   quantity (the independent check of hand-written gradients).
@@ -49,10 +49,10 @@
 //!
 //! On [`LogAccurate`], and on [`Accurate`] wherever dense LU is not
 //! certified, every derivative comes from the elimination too (run on dual
-//! numbers, see [`spantree_core::elimination`]); where it is certified
-//! (the shift-0 rows below), [`Accurate`] answers as [`ShiftedF64`] does (the
-//! `accurate` columns below were measured before that route, on the
-//! elimination); on [`F64`] and [`ShiftedF64`] from the
+//! numbers in `f64`, log space only where a product leaves `f64`'s range;
+//! see [`spantree_core::elimination`]); where it is certified (the shift-0
+//! rows below), [`Accurate`] answers as [`ShiftedF64`] does; on [`F64`] and
+//! [`ShiftedF64`] from the
 //! dense inverse, refused with
 //! [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate) where
 //! the LU's own check finds it cannot hold them. Correct bits against
@@ -66,20 +66,20 @@
 //!
 //! | rooting | root scores | dense LU (`log`): grads | `accurate`: grads | covariance | pairs | `log-accurate`: grads | covariance | floor: grads |
 //! |---|---|---|---|---|---|---|---|---|
-//! | single | shift 0 | 44 / 35 | 44 / 36 | 50 / 46 | 51 / 50 | 44 / 36 | 51 / 46 | 53 / 40 |
-//! | single | shift -10 | refused | 45 / 36 | 50 / 47 | 51 / 50 | 45 / 35 | 50 / 46 | 53 / 39 |
-//! | single | shift -20 | refused | 45 / 36 | 51 / 47 | 52 / 50 | 45 / 35 | 49 / 45 | 53 / 40 |
-//! | single | shift -40 | refused | 45 / 36 | 50 / 47 | 51 / 50 | 45 / 33 | 48 / 44 | 53 / 40 |
-//! | single | shift -80 | refused | 45 / 37 | 51 / 47 | 51 / 50 | 45 / 33 | 47 / 41 | 53 / 40 |
-//! | single | shift -300 | refused | 45 / 37 | 51 / 47 | 51 / 50 | 43 / 30 | 45 / 41 | 53 / 39 |
-//! | single | spread ±50 | refused | 18 / 1 | 51 / 47 | 50 / 50 | 18 / 1 | 47 / 44 | 52 / 43 |
-//! | multi | shift 0 | 44 / 35 | 44 / 35 | 50 / 46 | 52 / 50 | 44 / 34 | 50 / 45 | 53 / 39 |
-//! | multi | shift -10 | refused | 45 / 37 | 51 / 47 | 52 / 50 | 45 / 36 | 50 / 45 | 53 / 40 |
-//! | multi | shift -20 | refused | 45 / 37 | 50 / 47 | 51 / 50 | 45 / 35 | 50 / 45 | 53 / 40 |
-//! | multi | shift -40 | refused | 45 / 36 | 51 / 46 | 51 / 50 | 45 / 33 | 48 / 44 | 52 / 40 |
-//! | multi | shift -80 | refused | 45 / 36 | 51 / 46 | 51 / 50 | 45 / 33 | 47 / 41 | 53 / 40 |
-//! | multi | shift -300 | refused | 45 / 37 | 51 / 47 | 51 / 50 | 43 / 30 | 45 / 41 | 53 / 39 |
-//! | multi | spread ±50 | refused | 45 / 32 | 50 / 47 | 50 / 50 | 45 / 33 | 47 / 44 | 52 / 43 |
+//! | single | shift 0 | 48 / 36 | 50 / 35 | 50 / 47 | 51 / 49 | 50 / 37 | 50 / 46 | 53 / 40 |
+//! | single | shift -10 | refused | 50 / 36 | 50 / 47 | 51 / 49 | 50 / 36 | 50 / 47 | 53 / 39 |
+//! | single | shift -20 | refused | 50 / 36 | 51 / 48 | 52 / 49 | 50 / 36 | 51 / 48 | 53 / 40 |
+//! | single | shift -40 | refused | 50 / 36 | 50 / 46 | 51 / 49 | 50 / 36 | 50 / 46 | 53 / 40 |
+//! | single | shift -80 | refused | 50 / 37 | 51 / 47 | 51 / 49 | 50 / 37 | 51 / 47 | 53 / 40 |
+//! | single | shift -300 | refused | 50 / 37 | 51 / 47 | 51 / 49 | 50 / 37 | 51 / 47 | 53 / 39 |
+//! | single | spread ±50 | refused | 46 / 33 | 51 / 47 | 50 / 50 | 46 / 33 | 51 / 47 | 52 / 43 |
+//! | multi | shift 0 | 47 / 34 | 49 / 35 | 50 / 44 | 51 / 48 | 49 / 35 | 50 / 46 | 53 / 39 |
+//! | multi | shift -10 | refused | 50 / 37 | 51 / 47 | 52 / 49 | 50 / 37 | 51 / 47 | 53 / 40 |
+//! | multi | shift -20 | refused | 49 / 37 | 50 / 47 | 52 / 48 | 49 / 37 | 50 / 47 | 53 / 40 |
+//! | multi | shift -40 | `Singular` | 50 / 36 | 51 / 47 | 51 / 49 | 50 / 36 | 51 / 47 | 52 / 40 |
+//! | multi | shift -80 | `Singular` | 50 / 36 | 51 / 46 | 51 / 49 | 50 / 36 | 51 / 46 | 53 / 40 |
+//! | multi | shift -300 | `Singular` | 50 / 37 | 51 / 47 | 51 / 49 | 50 / 37 | 51 / 47 | 53 / 39 |
+//! | multi | spread ±50 | refused | 46 / 32 | 51 / 47 | 50 / 50 | 46 / 32 | 51 / 47 | 52 / 43 |
 //!
 //! `floor` (`HONEST_FLOOR=1`) is the reference on the weights `e^θ` rounded
 //! to `f64` against the reference on the scores: what rounding the weights
@@ -88,24 +88,27 @@
 //! LU: 32 bits at root shift −10, 16 at −20, none (wrong signs) from −40
 //! on, multi-root. What the table leaves:
 //!
-//! * norm-wise 44–45 bits where the bar is 45: `grad_partition` at
-//!   `n = 60`, as accurate as `Z = e^{ln det + Σ_m c_m}`, whose column
-//!   shifts `c_m` (summing to ~180 there) enter through one `exp` in `f64`.
-//!   Multi-root entropy-type seeds at root shifts −80 and −300 no longer
-//!   lose `log₂ |shift|` bits: `Cov[1_e, #root arcs]` runs on graded numbers
-//!   (`spantree_core::elimination::Graded`), 49 bits norm-wise at `n = 12`
-//!   where it kept 44;
-//! * entry-wise, 35–37 bits on entries `≥ 1e-8` of the largest, where the
-//!   issue asks 40: those entries are small differences (covariances near
-//!   zero, `μ^q − μ^p`), and the floor column shows that rounding the
-//!   weights alone leaves 39–40 bits of them at `n = 60`; the elimination
-//!   stays within 2–5 bits of that floor. `log-accurate` loses
-//!   `≈ log₂ |shift|` bits more: a weight `e^{−300}` held as its logarithm
-//!   carries a relative error of `300 ε`;
-//! * `spread ±50`, single-root, `n = 5`: the expected-attachment gradient of
-//!   a nearly deterministic distribution (every entry below `1e-22`) keeps
-//!   no bits although the floor keeps 52: its absolute error (`1e-20`) is
-//!   small against the seed, not against the answer. Not fixed.
+//! * norm-wise, every gradient keeps ≥ 46 bits (the bar is 45);
+//!   `grad_partition` reads `Z` from the pivots' product (`f64` pivots, also
+//!   for `log-accurate`) and the column shifts summed in double-double;
+//!   multi-root entropy-type seeds at large root shifts split off
+//!   `Cov[1_e, #root arcs]`, run on graded numbers
+//!   (`spantree_core::elimination::Graded`);
+//! * entry-wise, 32–37 bits on entries `≥ 1e-8` of the largest, where the
+//!   issue asks 40: those entries are small differences (`μ_e (E[g | e] −
+//!   E[g])` near zero, `μ^q − μ^p`), and the floor column shows that
+//!   rounding the weights alone leaves 39–40 bits of them at `n = 60`; the
+//!   elimination stays within 2–5 bits of that floor, and the certified
+//!   dense route (shift 0) within 4–5. On the spread family (nearly
+//!   deterministic graphs) the worst entries keep 32–33 against a floor
+//!   of 43: `O(1)` parts of the seed cancel between `E[g | e]` and `E[g]`
+//!   after rounding the values they are formed from;
+//! * `log-accurate` keeps the bits of `accurate` (before: `≈ log₂ |shift|`
+//!   bits fewer, 43 / 30 at −300: a weight `e^{−300}` held as its
+//!   logarithm carries `300 ε`). Its marginals and derivatives run in `f64`
+//!   with log space only on underflow, and single-root its root row is
+//!   scaled by an exact power of two first (every tree has one root arc),
+//!   so `ln Z` in log space keeps its bits too.
 //!
 //! **The dense check.** [`Lu`] estimates the absolute error of
 //! `ln |det|` as `ε Σ_k c_k / |u_kk|` (`c_k` the column's absolute sum),
@@ -118,17 +121,23 @@
 //! none of 12 000 graphs refused, for `ln Z` or for the marginals.
 //!
 //! **Time** of the new route against the dense one (median of 21, `N(0, 1)`
-//! single-root graphs, `Model::new` plus the quantity; test profile on 2
-//! shared cores, `… --example honest_accuracy timing`):
+//! single-root graphs, `Model::new` plus the quantity; release build on 2
+//! shared cores, `cargo run --release -p spantree-faer --example
+//! honest_accuracy timing`; `log-accurate` before → after its derivatives
+//! moved to `f64`, the two binaries run alternately). At multi-root shift
+//! −20 dense LU refuses, so its column is the time to refuse:
 //!
 //! | n   | quantity | dense LU (`log`) | `accurate` | ratio | `log-accurate` |
 //! |-----|----------|------------------|------------|-------|----------------|
-//! | 10  | `grad_entropy` | 0.018 ms | 0.039 ms | 2.1× | 0.10 ms |
-//! | 10  | covariance (3 features) | 0.035 ms | 0.068 ms | 1.9× | 0.19 ms |
-//! | 36  | `grad_entropy` | 0.215 ms | 0.452 ms | 2.1× | 10.8 ms |
-//! | 36  | covariance (3 features) | 0.452 ms | 0.827 ms | 1.8× | 15.0 ms |
-//! | 100 | `grad_entropy` | 8.2 ms | 15.5 ms | 1.9× | 158 ms |
-//! | 100 | covariance (3 features) | 14.5 ms | 36.5 ms | 2.5× | 285 ms |
+//! | 10  | `grad_entropy` | 0.005 ms | 0.005 ms | 1.0× | 0.07 → 0.03 ms |
+//! | 10  | covariance (3 features) | 0.009 ms | 0.007 ms | 0.8× | 0.13 → 0.05 ms |
+//! | 10  | `grad_entropy`, multi-root, shift −20 | 0.002 ms | 0.033 ms | 15× | 0.11 → 0.04 ms |
+//! | 36  | `grad_entropy` | 0.047 ms | 0.047 ms | 1.0× | 2.3 → 0.54 ms |
+//! | 36  | covariance (3 features) | 0.084 ms | 0.073 ms | 0.9× | 7.9 → 0.69 ms |
+//! | 36  | `grad_entropy`, multi-root, shift −20 | 0.033 ms | 0.46 ms | 14× | 7.2 → 0.69 ms |
+//! | 100 | `grad_entropy` | 0.87 ms | 0.88 ms | 1.0× | 104 → 15 ms |
+//! | 100 | covariance (3 features) | 1.8 ms | 1.7 ms | 0.9× | 168 → 19 ms |
+//! | 100 | `grad_entropy`, multi-root, shift −20 | 0.23 ms | 16 ms | 72× | 132 → 15 ms |
 //!
 //! Multi-root entropy-type gradients at large root shifts run one more
 //! product, `J 1_root`, on graded numbers (before: on dual numbers). Its

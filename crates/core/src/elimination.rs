@@ -160,7 +160,13 @@
 //! even then the floor of the rounded weights stays unless the preparation
 //! is redone in that precision too. [`LnPositive`] adds its own loss: a
 //! value `e^{s}` held as `s` in `f64` has a relative error of `|s| ε`, about
-//! `log₂ |shift|` bits at root shift `shift`.
+//! `log₂ |shift|` bits at root shift `shift`. So the engines run the
+//! marginals and every tangent in `f64` and go to log space only where a
+//! product leaves `f64`'s range, and single-root they first scale the root
+//! row by an exact power of two ([`marginals_jvp`] and the engines): every single-root tree has
+//! one root arc, so `Z` scales by the same factor and the marginals and
+//! their derivatives do not move, and a root shift of `−300` no longer
+//! enters a logarithm.
 //!
 //! # Underflow and the orders of the limit
 //!
@@ -1386,6 +1392,10 @@ impl Tangent for LnDual {
 /// the vector–Jacobian product `Jᵀ θ̇`): the tangents of [`marginals`] run on
 /// the tangent type `D` ([`Dual`] or [`LnDual`]), the weights moving as
 /// `ẇ = w ⊙ θ̇`. Entries of `direction` on zero weights are ignored.
+/// Single-root, the root row is first multiplied by the power of two that
+/// brings its largest weight into `[1, 2)`: exact, and the answer does not
+/// move (every tree has one root arc), but in log space a root weight
+/// `e^{−300}` would carry `300 ε` as a logarithm.
 /// Returns the tangents and the flag of [`checked_marginals`] (on [`Dual`],
 /// rerun on [`LnDual`] when it is set). About `3×` the multiply-adds of
 /// [`marginals`], `O(n³)`. Accuracy: see the module docs.
@@ -1410,8 +1420,13 @@ pub fn marginals_jvp<D: Tangent>(
     direction: &Matrix<f64>,
     rooting: Rooting,
 ) -> Result<(Matrix<f64>, bool), Numerical> {
+    let scale = root_scale(weights, rooting);
     let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
-        let w = weights[(h, m)];
+        let w = if h == 0 {
+            scale.apply(weights[(h, m)])
+        } else {
+            weights[(h, m)]
+        };
         if w == 0.0 {
             D::nil()
         } else {
@@ -1420,6 +1435,54 @@ pub fn marginals_jvp<D: Tangent>(
     });
     let (mu, tiny) = checked_marginals(&seeded, rooting)?;
     Ok((mu.map(Tangent::tangent_f64), tiny))
+}
+
+/// Single-root: the power of two `2^k` that brings the largest root weight
+/// into `[1, 2)`; multi-root (or no root arc): `2⁰`. Every single-root tree
+/// has exactly one root arc, so dividing every root weight by a common
+/// factor divides `Z` by it and leaves the marginals and their derivatives
+/// unchanged; by a power of two the division is exact in `f64`. It matters
+/// in log space ([`LnDual`], [`LnAnchored`]): a root weight `e^{s}` at root
+/// shift `s` held as its logarithm carries `|s| ε` relatively, and after
+/// the rescaling only `|ln(ρ_m / 2^k)| ε`, of the size of the spread of the
+/// root scores. Only ever a scaling *up* (`k ≥ 0`; root weights of `2` and
+/// more stay as they are): scaling down could flush a small root weight to
+/// zero, scaling up is exact down to the subnormals. `O(n)`.
+pub(crate) fn root_scale(weights: &Matrix<f64>, rooting: Rooting) -> PowerOfTwo {
+    let n1 = weights.rows();
+    let top = (1..n1).map(|m| weights[(0, m)]).fold(0.0f64, f64::max);
+    if rooting == Rooting::Multi || !(top > 0.0 && top < 1.0) {
+        return PowerOfTwo(0);
+    }
+    PowerOfTwo(-(top.log2().floor() as i32))
+}
+
+/// Multiplication by `2^e` in two exact steps (one factor `2^e` alone
+/// overflows for `|e| > 1023`, as weights near `2⁻¹⁰⁷⁴` need).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PowerOfTwo(pub(crate) i32);
+
+impl PowerOfTwo {
+    /// The weights with the root row multiplied by `2^e`, converted to `P`
+    /// (see `root_scale`). `O(n²)`.
+    pub(crate) fn scaled_roots<P: NonNegative>(self, weights: &Matrix<f64>) -> Matrix<P> {
+        Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
+            P::from_weight(if h == 0 {
+                self.apply(weights[(h, m)])
+            } else {
+                weights[(h, m)]
+            })
+        })
+    }
+
+    /// `x · 2^e`, exact in `f64` unless it leaves the range.
+    pub(crate) fn apply(self, x: f64) -> f64 {
+        if self.0 == 0 {
+            return x;
+        }
+        let half = self.0 / 2;
+        x * 2f64.powi(half) * 2f64.powi(self.0 - half)
+    }
 }
 
 /// A non-negative value `a` with the tangent `ȧ = o · a + r` along the
@@ -1520,7 +1583,7 @@ impl NonNegative for Graded {
         self.value == 0.0
     }
     /// Without branches (the inner loop of the elimination): zero carries
-    /// the order [`NIL_ORDER`], above every true order, so the minimum
+    /// the order `NIL_ORDER`, above every true order, so the minimum
     /// ignores it and its excess multiplies its zero value.
     #[inline]
     fn plus(&self, other: &Self) -> Self {

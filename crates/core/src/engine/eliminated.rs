@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
     self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
-    NonNegative, RootTangent, Tangent,
+    NonNegative, PowerOfTwo, RootTangent, Tangent,
 };
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -13,10 +13,21 @@ use crate::matrix::Matrix;
 use crate::scalar::Sign;
 
 /// The cancellation-free elimination ([`crate::elimination`]) of a graph's
-/// prepared `f64` weights, run in the number type `P` (`f64`, or
-/// [`LnPositive`] for log space): `ln Z` and every marginal with a small
-/// *relative* error whatever the scales of the weights. On `P = f64`, a
-/// product that leaves `f64`'s safe range reruns the step in log space.
+/// prepared `f64` weights: `ln Z` run in the number type `P` (`f64`, or
+/// [`LnPositive`] for log space), the marginals and every derivative in
+/// `f64`; `ln Z` and every marginal with a small *relative* error whatever
+/// the scales of the weights. A product that leaves `f64`'s safe range
+/// reruns the step in log space.
+///
+/// Why not the marginals and derivatives in `P = LnPositive` too: a weight
+/// `e^{s}` held as its logarithm `s` carries a relative error of `|s| ε`
+/// (the weights are `f64` numbers, exact to `ε`, before they become logs),
+/// so a root shift of `−300` cost log space 8 bits of every marginal and
+/// derivative (measured on the `honest_accuracy` sweep: gradients 43 / 30
+/// bits, norm-wise / worst entry, against 49 / 35 for `f64`), and log
+/// space gains nothing where `f64` holds the products. Single-root, the
+/// root row is also scaled by an exact power of two first (see
+/// `elimination::root_scale`), so `ln Z` in log space keeps its bits too.
 ///
 /// Derivatives come from the elimination too: the vector–Jacobian product of
 /// the marginals ([`Factors::marginals_vjp`], behind every gradient and the
@@ -51,14 +62,20 @@ use crate::scalar::Sign;
 ///   value, added exactly, and a remainder of the size of the answer.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
-    elimination_weights: Matrix<P>,
+    /// The weights, single-root with the root row scaled by `root_scale`
+    /// (exact; see `elimination::root_scale`): what the marginals and
+    /// `ν` eliminate.
+    scaled: Matrix<f64>,
+    root_scale: PowerOfTwo,
+    /// `ln Z` was eliminated in `P`.
+    number: std::marker::PhantomData<fn() -> P>,
     rooting: Rooting,
     /// `ln Z` (`-∞` when `Z = 0`) and the step that found `Z = 0`.
     log_z: f64,
     /// `det L = mantissa · 2^exponent` from the pivots themselves (to a few
     /// ulps, where `e^{ln Z}` would be off by `|ln Z| ε`); `None` when a
     /// pivot is outside `f64`'s safe range.
-    det: Option<(f64, i32)>,
+    det: OnceLock<Option<(f64, i32)>>,
     zero_pivot: Option<usize>,
     marginals: OnceLock<Result<Matrix<f64>, Numerical>>,
     /// The forward elimination with its first half kept, for the marginal
@@ -82,11 +99,28 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     /// Eliminates the words of `weights` in `P`, `n³/3` multiply-adds;
     /// `factorize` is the dense factorisation used for solves.
     pub fn new(weights: Matrix<f64>, rooting: Rooting, factorize: fn(Matrix<f64>) -> F) -> Self {
-        let elimination_weights = weights.map(|&w| P::from_weight(w));
-        // The first half is kept for the marginals (1.5 n² numbers): their
-        // divide and conquer then skips a fifth of its work.
-        let elimination = Elimination::keeping_half(&elimination_weights, rooting);
-        let det = scaled_product(elimination.pivots());
+        // Single-root, the root row scaled by 2^k exactly: Z scales by 2^k,
+        // the marginals do not move, and in log space a root weight far
+        // below the arcs no longer carries |shift| ε.
+        let root_scale = elimination::root_scale(&weights, rooting);
+        let scaled = root_scale.scaled_roots::<f64>(&weights);
+        let elimination_weights = scaled.map(|&w| P::from_weight(w));
+        // On f64 the first half is kept for the marginals (1.5 n² numbers):
+        // their divide and conquer then skips a fifth of its work. (In log
+        // space the marginals run in f64 from the weights instead.)
+        let elimination = if P::F64_PIVOTS {
+            Elimination::keeping_half(&elimination_weights, rooting)
+        } else {
+            Elimination::new(&elimination_weights, rooting)
+        };
+        let det = OnceLock::new();
+        if P::F64_PIVOTS {
+            let product = scaled_product(elimination.pivots());
+            let _ = det.set(unscaled(
+                product.filter(|_| !elimination.is_extreme()),
+                root_scale,
+            ));
+        }
         let mut log_z = elimination.log_partition();
         let mut zero_pivot = elimination.zero_pivot();
         if elimination.is_extreme() {
@@ -96,15 +130,18 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             let e = Elimination::new(&logs, rooting);
             (log_z, zero_pivot) = (e.log_partition(), e.zero_pivot());
         }
+        log_z -= f64::from(root_scale.0) * std::f64::consts::LN_2;
         Eliminated {
             weights,
-            elimination_weights,
+            scaled,
+            root_scale,
+            number: std::marker::PhantomData,
             rooting,
             log_z,
-            det: if elimination.is_extreme() { None } else { det },
+            det,
             zero_pivot,
             marginals: OnceLock::new(),
-            forward: (!elimination.is_extreme()).then_some(elimination),
+            forward: (P::F64_PIVOTS && !elimination.is_extreme()).then_some(elimination),
             dense: OnceLock::new(),
             factorize,
         }
@@ -113,13 +150,18 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     /// `ν = ∂ ln det L / ∂w` by the elimination, in log space when the
     /// `f64` run left `f64`'s safe range.
     fn log_partition_gradient(&self) -> Result<Matrix<f64>, Numerical> {
-        let (nu, tiny) =
-            elimination::checked_log_partition_gradient(&self.elimination_weights, self.rooting)?;
-        if !tiny {
-            return Ok(nu.map(NonNegative::to_weight));
+        let (nu, tiny) = elimination::checked_log_partition_gradient(&self.scaled, self.rooting)?;
+        let mut nu = if tiny {
+            let logs = in_log_space(&self.scaled);
+            elimination::log_partition_gradient(&logs, self.rooting)?.map(NonNegative::to_weight)
+        } else {
+            nu.map(NonNegative::to_weight)
+        };
+        // ∂ ln Z/∂ρ_m = 2^k ∂ ln Z'/∂ρ'_m for the root row scaled by 2^k.
+        for m in 1..nu.cols() {
+            nu[(0, m)] = self.root_scale.apply(nu[(0, m)]);
         }
-        let logs = in_log_space(&self.elimination_weights);
-        Ok(elimination::log_partition_gradient(&logs, self.rooting)?.map(NonNegative::to_weight))
+        Ok(nu)
     }
 
     /// `J θ̇` by the elimination on dual numbers, or on anchored ones when
@@ -153,11 +195,29 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok(elimination::root_scaling_jvp::<LnGraded>(&self.weights)?.0)
     }
 
+    /// `det L` as `(mantissa, exponent)` from `f64` pivots, formed once:
+    /// pivots held as logarithms carry `|ln d| ε` each, so a log-space run
+    /// takes it from an `f64` run of its own (`n³/3`, only for
+    /// `grad_partition`).
+    fn det_from_f64(&self) -> Option<(f64, i32)> {
+        *self.det.get_or_init(|| {
+            let run = Elimination::new(&self.scaled, self.rooting);
+            let product = scaled_product(run.pivots()).filter(|_| !run.is_extreme());
+            unscaled(product, self.root_scale)
+        })
+    }
+
     /// The dense factorisation of the Laplacian, formed once.
     fn dense(&self) -> &Dense<F> {
         self.dense
             .get_or_init(|| Dense::new(self.weights.clone(), self.rooting, self.factorize))
     }
+}
+
+/// `det L` of the weights from that of the weights with the root row
+/// scaled by `2^k` (single-root: `Z` scales by `2^k`).
+fn unscaled(det: Option<(f64, i32)>, scale: PowerOfTwo) -> Option<(f64, i32)> {
+    det.and_then(|(m, e)| Some((m, e.checked_sub(scale.0)?)))
 }
 
 /// `Π p` as `(mantissa, binary exponent)`, or `None` when a factor is zero
@@ -281,8 +341,11 @@ fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
     columns || (rooting == Rooting::Single && line(&mut (1..n1).map(|m| mu[(0, m)])))
 }
 
-/// The number types whose elimination runs a tangent along: [`Dual`] and
-/// [`Anchored`] for `f64`, [`LnDual`] and [`LnAnchored`] for [`LnPositive`].
+/// The number types whose elimination runs a tangent along, tried first
+/// (a run whose products leave `f64`'s safe range is redone on [`LnDual`],
+/// [`LnAnchored`] or [`LnGraded`]): [`Dual`], [`Anchored`] and [`Graded`]
+/// for both `f64` and [`LnPositive`], whose logarithms would carry
+/// `|ln w| ε` (see [`Eliminated`]).
 pub trait WithTangent: NonNegative {
     /// The tangent type.
     type Dual: Tangent;
@@ -290,18 +353,24 @@ pub trait WithTangent: NonNegative {
     type Anchored: Tangent;
     /// The tangent type along the root scaling ([`Graded`]).
     type Graded: RootTangent;
+    /// Whether the pivots are `f64` numbers, exact to a few ulps (then
+    /// `det L` for `∂Z/∂w = Z ν` is their product; otherwise an `f64` run
+    /// gives it).
+    const F64_PIVOTS: bool;
 }
 
 impl WithTangent for f64 {
     type Dual = Dual;
     type Anchored = Anchored;
     type Graded = Graded;
+    const F64_PIVOTS: bool = true;
 }
 
 impl WithTangent for LnPositive {
-    type Dual = LnDual;
-    type Anchored = LnAnchored;
-    type Graded = LnGraded;
+    type Dual = Dual;
+    type Anchored = Anchored;
+    type Graded = Graded;
+    const F64_PIVOTS: bool = false;
 }
 
 impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F> {
@@ -355,11 +424,14 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
         self.marginals
             .get_or_init(|| match &self.forward {
-                Some(forward) => match forward.checked_marginals(&self.elimination_weights) {
-                    Ok((mu, false)) => Ok(mu.map(NonNegative::to_weight)),
-                    _ => eliminated_marginals(&self.elimination_weights, self.rooting),
-                },
-                None => eliminated_marginals(&self.elimination_weights, self.rooting),
+                Some(forward) if P::F64_PIVOTS => {
+                    let weights = self.scaled.map(|&w| P::from_weight(w));
+                    match forward.checked_marginals(&weights) {
+                        Ok((mu, false)) => Ok(mu.map(NonNegative::to_weight)),
+                        _ => eliminated_marginals(&self.scaled, self.rooting),
+                    }
+                }
+                _ => eliminated_marginals(&self.scaled, self.rooting),
             })
             .clone()
     }
@@ -411,7 +483,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
             ));
         }
         let nu = self.log_partition_gradient()?;
-        Ok(match self.det {
+        Ok(match self.det_from_f64() {
             Some((mantissa, exponent)) => {
                 let half = 2f64.powi(exponent / 2);
                 let rest = 2f64.powi(exponent - exponent / 2);
