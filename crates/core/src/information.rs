@@ -78,6 +78,9 @@ where
     /// `ln w'_{eℓ}` of the column-scaled label weights, one matrix per label,
     /// with `None` where the weight is zero.
     fn scaled_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
+        if let Some(logs) = self.log_weights_from_scores() {
+            return vec![logs];
+        }
         let n1 = self.n() + 1;
         (0..self.labels())
             .map(|l| {

@@ -353,6 +353,30 @@ impl<E: Engine> Model<E> {
         x
     }
 
+    /// `ln w'` of the prepared weights (`None` where a weight is zero) read
+    /// off the scores, `θ − c_m`, when the model was built from one score
+    /// per arc ([`Model::new`] on an unlabeled graph of scores, an engine
+    /// whose weights are `f64` exponentials): no logarithm per arc. `None`
+    /// otherwise. `O(n²)`.
+    pub(crate) fn log_weights_from_scores(&self) -> Option<Matrix<Option<E::Scalar>>> {
+        let graph = self.source.as_ref().filter(|_| self.prepared.from_scores)?;
+        let w = &self.prepared.weights;
+        let n1 = w.rows();
+        let shift = &self.prepared.shift;
+        let mut logs = Vec::with_capacity(n1 * n1);
+        // One score per arc: the graph's values are the row-major scores.
+        for (wr, theta) in w
+            .as_slice()
+            .chunks_exact(n1)
+            .zip(graph.raw_values().chunks_exact(n1))
+        {
+            for ((x, &t), &c) in wr.iter().zip(theta).zip(shift) {
+                logs.push((!x.is_zero()).then(|| E::Scalar::from_f64(t - c)));
+            }
+        }
+        Some(Matrix::from_row_major(n1, n1, logs))
+    }
+
     /// The log-scale `Σ_m c_m` of the prepared weights (`0` when as given).
     pub(crate) fn ln_scale(&self) -> f64 {
         self.prepared.ln_scale

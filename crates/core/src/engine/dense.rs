@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
-use crate::laplacian::{laplacian, read_entries, weight_gradient, weighted_adjoint_transposed};
+use crate::laplacian::{laplacian, weight_gradient, weighted_adjoint_transposed};
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
@@ -19,6 +19,9 @@ pub struct Dense<F: Factorization> {
     rooting: Rooting,
     lu: F,
     inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// [`Factorization::ln_det_error`], formed once (`ln Z` and every
+    /// derivative check it).
+    ln_det_error: OnceLock<f64>,
 }
 
 impl<F: Factorization> Dense<F> {
@@ -35,12 +38,19 @@ impl<F: Factorization> Dense<F> {
             rooting,
             lu,
             inverse: OnceLock::new(),
+            ln_det_error: OnceLock::new(),
         }
     }
 
     /// The dense factorisation.
     pub fn lu(&self) -> &F {
         &self.lu
+    }
+
+    /// [`Factorization::ln_det_error`] of the factorisation, computed on
+    /// first use and kept, `O(n²)` once.
+    pub fn ln_det_error(&self) -> f64 {
+        *self.ln_det_error.get_or_init(|| self.lu.ln_det_error())
     }
 }
 
@@ -101,15 +111,22 @@ impl<F: Factorization> Factors for Dense<F> {
             .inverse_sandwich(x, weighted_adjoint_transposed(seed, w, rooting))?;
         let n1 = w.rows();
         let mut v = Matrix::zeros(n1, n1);
-        for h in 0..n1 {
+        let (x, xcx) = (x.as_slice(), xcx.as_slice());
+        for (h, ((out, sr), wr)) in v
+            .as_mut_slice()
+            .chunks_exact_mut(n1)
+            .zip(seed.as_slice().chunks_exact(n1))
+            .zip(w.as_slice().chunks_exact(n1))
+            .enumerate()
+        {
             for m in (1..n1).filter(|&m| m != h) {
-                let wk = &w[(h, m)];
+                let wk = &wr[m];
                 if wk.is_zero() {
                     continue;
                 }
-                let mut d = seed[(h, m)].clone() * read_entries(x, rooting, h, m);
-                d -= &read_entries(&xcx, rooting, h, m);
-                v[(h, m)] = d * wk.clone();
+                let mut d = sr[m].clone() * arc_share(x, n1 - 1, rooting, h, m);
+                d -= &arc_share(xcx, n1 - 1, rooting, h, m);
+                out[m] = d * wk.clone();
             }
         }
         Ok(v)
@@ -119,7 +136,7 @@ impl<F: Factorization> Factors for Dense<F> {
     /// a diagonal that lost a weight ([`Inaccuracy::LostWeight`]) when there
     /// is one, pivot cancellation otherwise.
     fn check_accuracy(&self, tolerance: f64) -> Result<(), Numerical> {
-        let error = self.lu.ln_det_error();
+        let error = self.ln_det_error();
         if error <= tolerance {
             return Ok(());
         }
@@ -156,6 +173,30 @@ fn lost_weight<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Option<usize
             .fold((0.0, f64::INFINITY), |(s, lo), w| (s + w, lo.min(w)));
         smallest < sum * f64::EPSILON.sqrt()
     })
+}
+
+/// `Σ σ M[j][i]` over the entries `(i, j, σ)` that arc `h → m` enters
+/// (`laplacian::arc_entries`, written out for speed: the same additions in
+/// the same order) of the row-major `n × n` matrix `m_`: the arc's share of
+/// `⟨Mᵀ, dL⟩`. `O(1)`.
+#[inline]
+fn arc_share<S: Scalar>(m_: &[S], n: usize, rooting: Rooting, h: usize, m: usize) -> S {
+    let j = m - 1;
+    let row = &m_[j * n..(j + 1) * n];
+    let single = rooting == Rooting::Single;
+    let mut d = S::zero();
+    if h == 0 {
+        d += if single { &row[0] } else { &row[j] };
+        return d;
+    }
+    let i = h - 1;
+    if !single || j != 0 {
+        d += &row[j];
+    }
+    if !single || i != 0 {
+        d -= &row[i];
+    }
+    d
 }
 
 /// `μ = w ⊙ weight_gradient(X)`: the marginals from the inverse of the
