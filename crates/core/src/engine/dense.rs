@@ -158,9 +158,10 @@ fn lost_weight<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Option<usize
 /// `Cᵀ = Σ_e ḡ_e w_e (∂L/∂w_e)ᵀ`, `n × n`: arc `h → m` adds `ḡ w` to
 /// `(m−1, m−1)` and subtracts it at `(h−1, m−1)` (single-root: root arcs
 /// enter row `0`, word arcs neither row `0` nor `(0, 0)`;
-/// `laplacian::arc_entries`). Row by row with the diagonal summed
-/// apart, in the order of `laplacian::weighted_adjoint_transposed` (the
-/// same sums, bit for bit), without its per-arc entry lists. `O(n²)`.
+/// `laplacian::arc_entries`). Row by row, branch-free (an arc of seed or
+/// weight zero adds an exact zero, as if skipped), with the diagonal
+/// summed apart in the order of `laplacian::weighted_adjoint_transposed`:
+/// the same sums, bit for bit. `O(n²)`.
 fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
     let n1 = w.rows();
     let n = n1 - 1;
@@ -168,32 +169,39 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
     let mut ct = Matrix::zeros(n, n);
     let mut diagonal = vec![S::zero(); n];
     let c = ct.as_mut_slice();
+    let product = |s: &S, wk: &S| {
+        if s.is_zero() || wk.is_zero() {
+            S::zero()
+        } else {
+            s.clone() * wk.clone()
+        }
+    };
     for (h, (sr, wr)) in seed
         .as_slice()
         .chunks_exact(n1)
         .zip(w.as_slice().chunks_exact(n1))
         .enumerate()
     {
-        for m in (1..n1).filter(|&m| m != h) {
-            let (s, wk) = (&sr[m], &wr[m]);
-            if s.is_zero() || wk.is_zero() {
-                continue;
+        // The diagonal weight `w[h][h]` is zero: it adds nothing.
+        let (sr, wr) = (&sr[1..], &wr[1..]);
+        if h == 0 {
+            let root = if single {
+                &mut c[..n]
+            } else {
+                &mut diagonal[..]
+            };
+            for ((d, s), wk) in root.iter_mut().zip(sr).zip(wr) {
+                *d += &product(s, wk);
             }
-            let sw = s.clone() * wk.clone();
-            let j = m - 1;
-            if h == 0 {
-                if single {
-                    c[j] += &sw;
-                } else {
-                    diagonal[j] += &sw;
-                }
-                continue;
-            }
-            if !single || j != 0 {
-                diagonal[j] += &sw;
-            }
-            if !single || h != 1 {
-                c[(h - 1) * n + j] -= &sw;
+            continue;
+        }
+        let first = usize::from(single);
+        for ((d, s), wk) in diagonal.iter_mut().zip(sr).zip(wr).skip(first) {
+            *d += &product(s, wk);
+        }
+        if !single || h != 1 {
+            for ((o, s), wk) in c[(h - 1) * n..h * n].iter_mut().zip(sr).zip(wr) {
+                *o -= &product(s, wk);
             }
         }
     }
@@ -220,33 +228,49 @@ fn vjp_glue<S: Scalar>(
     let n = n1 - 1;
     let single = rooting == Rooting::Single;
     let mut v = Matrix::zeros(n1, n1);
+    let (vs, ss, ws) = (v.as_mut_slice(), seed.as_slice(), w.as_slice());
+    let arc = |gx: S, gy: S, s: &S, wk: &S| -> S {
+        if wk.is_zero() {
+            return S::zero();
+        }
+        let mut d = s.clone() * gx;
+        d -= &gy;
+        d * wk.clone()
+    };
     for m in 1..n1 {
         let j = m - 1;
         let xr = &x.as_slice()[j * n..(j + 1) * n];
         let yr = &y.as_slice()[j * n..(j + 1) * n];
-        // G_e of arc h → m: the root arc reads one entry.
-        let share = |row: &[S], h: usize| -> S {
-            let mut d = S::zero();
-            if h == 0 {
-                d += if single { &row[0] } else { &row[j] };
-                return d;
-            }
-            if !single || j != 0 {
-                d += &row[j];
-            }
-            if !single || h != 1 {
-                d -= &row[h - 1];
-            }
-            d
+        // The root arc reads one entry: (0, j) single-root, (j, j) multi.
+        let r = if single { 0 } else { j };
+        vs[m] = arc(
+            S::zero() + xr[r].clone(),
+            S::zero() + yr[r].clone(),
+            &ss[m],
+            &ws[m],
+        );
+        // Word arcs h → m read (j, j), unless single-root and j = 0, minus
+        // (j, h − 1), unless single-root and h = 1.
+        let (dx, dy) = if single && j == 0 {
+            (S::zero(), S::zero())
+        } else {
+            (S::zero() + xr[j].clone(), S::zero() + yr[j].clone())
         };
-        for h in (0..n1).filter(|&h| h != m) {
-            let wk = &w[(h, m)];
-            if wk.is_zero() {
-                continue;
+        let mut first = 1;
+        if single {
+            if m != 1 {
+                vs[n1 + m] = arc(dx.clone(), dy.clone(), &ss[n1 + m], &ws[n1 + m]);
             }
-            let mut d = seed[(h, m)].clone() * share(xr, h);
-            d -= &share(yr, h);
-            v[(h, m)] = d * wk.clone();
+            first = 2;
+        }
+        for h in (first..n1).filter(|&h| h != m) {
+            let k = h * n1 + m;
+            vs[k] = arc(
+                dx.clone() - xr[h - 1].clone(),
+                dy.clone() - yr[h - 1].clone(),
+                &ss[k],
+                &ws[k],
+            );
         }
     }
     v
@@ -301,7 +325,12 @@ mod tests {
         for rooting in [Rooting::Multi, Rooting::Single] {
             for n in [1, 2, 3, 7, 12] {
                 let seed = matrix(n + 1, n + 1, 11 + n as u64);
-                let w = matrix(n + 1, n + 1, 29 + n as u64);
+                // Weights in their layout: column 0 and the diagonal zero.
+                let mut w = matrix(n + 1, n + 1, 29 + n as u64);
+                for h in 0..=n {
+                    w[(h, 0)] = 0.0;
+                    w[(h, h)] = 0.0;
+                }
                 let x = matrix(n, n, 41 + n as u64);
                 let y = matrix(n, n, 53 + n as u64);
                 let ct = weighted_adjoint(&seed, &w, rooting);
