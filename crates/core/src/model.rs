@@ -370,16 +370,18 @@ impl<E: Engine> Model<E> {
         let w = self.factors.weights();
         let n1 = w.rows();
         let shift = &self.prepared.shift;
-        let mut logs = Vec::with_capacity(n1 * n1);
+        let mut logs = vec![None; n1 * n1];
         // One score per arc: the graph's values are the row-major scores.
-        for (wr, theta) in w
-            .as_slice()
-            .chunks_exact(n1)
+        for ((out, wr), theta) in logs
+            .chunks_exact_mut(n1)
+            .zip(w.as_slice().chunks_exact(n1))
             .zip(graph.raw_values().chunks_exact(n1))
         {
-            for ((x, &t), &c) in wr.iter().zip(theta).zip(shift) {
+            for (((o, x), &t), &c) in out.iter_mut().zip(wr).zip(theta).zip(shift) {
                 let c = if shifted { c } else { 0.0 };
-                logs.push((!x.is_zero()).then(|| E::Scalar::from_f64(t - c)));
+                if !x.is_zero() {
+                    *o = Some(E::Scalar::from_f64(t - c));
+                }
             }
         }
         Some(Matrix::from_row_major(n1, n1, logs))

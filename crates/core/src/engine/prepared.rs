@@ -351,7 +351,10 @@ fn unlabeled_scores<S: FromScore, W: Scalar>(
 ) -> Result<Prepared<S>> {
     let n1 = graph.n() + 1;
     let values = graph.raw_values();
-    let mut best = vec![f64::NEG_INFINITY; n1];
+    // One allocation for the three vectors of `n + 1`.
+    let mut scratch = vec![f64::NEG_INFINITY; 3 * n1];
+    let (best, rest) = scratch.split_at_mut(n1);
+    let (row, w) = rest.split_at_mut(n1);
     for r in values.chunks_exact(n1) {
         for (c, v) in best.iter_mut().zip(r) {
             *c = c.max(v.to_f64());
@@ -365,7 +368,6 @@ fn unlabeled_scores<S: FromScore, W: Scalar>(
         vec![0.0; n1]
     };
     let mut weights = Matrix::zeros(n1, n1);
-    let (mut row, mut w) = (vec![0.0; n1], vec![0.0; n1]);
     let mut suspect = false;
     for (r, out) in values
         .chunks_exact(n1)
@@ -374,8 +376,8 @@ fn unlabeled_scores<S: FromScore, W: Scalar>(
         for (a, v) in row.iter_mut().zip(r) {
             *a = v.to_f64();
         }
-        exp_differences(&row, &shift, &mut w);
-        for ((o, &x), &a) in out.iter_mut().zip(&w).zip(&row) {
+        exp_differences(row, &shift, w);
+        for ((o, &x), &a) in out.iter_mut().zip(&*w).zip(&*row) {
             // Underflow (lost bits) or overflow of an arc's weight.
             suspect |= a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x);
             *o = S::from_f64(x);
