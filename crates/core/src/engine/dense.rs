@@ -5,14 +5,14 @@ use std::sync::OnceLock;
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
-use crate::laplacian::{laplacian, weight_gradient};
+use crate::laplacian::laplacian;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
 /// The Laplacian of a graph's prepared weights under a dense factorisation
 /// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
 /// `X = L⁻¹` (formed once; `G` reads one or two entries of `X` per arc,
-/// [`weight_gradient`]), solves and the adjugate from `F`.
+/// [`weight_gradient`](crate::laplacian::weight_gradient)), solves and the adjugate from `F`.
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
     weights: Matrix<F::Scalar>,
@@ -109,7 +109,7 @@ impl<F: Factorization> Factors for Dense<F> {
         let xcx = self
             .lu
             .inverse_sandwich(x, weighted_adjoint(seed, w, rooting))?;
-        Ok(vjp_glue(seed, w, x, &xcx, rooting))
+        Ok(vjp_glue(Some(seed), w, x, Some(&xcx), rooting))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names
@@ -216,61 +216,67 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
 /// `v_e = w_e (ḡ_e G_e(X) − G_e(Y))` for every arc, `G_e(M) = Σ σ M[j][i]`
 /// over the entries `(i, j, σ)` arc `e` enters (`laplacian::arc_entries`,
 /// written out: the same additions in the same order), column by column so
-/// that `X` and `Y = X Cᵀ X` are read along their rows. `O(n²)`.
+/// that `X` and `Y = X Cᵀ X` are read along their rows; without a seed
+/// `ḡ = 1` is not multiplied, without `Y` nothing is subtracted (the
+/// marginals `w_e G_e(X)`). `O(n²)`.
 fn vjp_glue<S: Scalar>(
-    seed: &Matrix<S>,
+    seed: Option<&Matrix<S>>,
     w: &Matrix<S>,
     x: &Matrix<S>,
-    y: &Matrix<S>,
+    y: Option<&Matrix<S>>,
     rooting: Rooting,
 ) -> Matrix<S> {
     let n1 = w.rows();
     let n = n1 - 1;
     let single = rooting == Rooting::Single;
     let mut v = Matrix::zeros(n1, n1);
-    let (vs, ss, ws) = (v.as_mut_slice(), seed.as_slice(), w.as_slice());
-    let arc = |gx: S, gy: S, s: &S, wk: &S| -> S {
+    let (vs, ss, ws) = (v.as_mut_slice(), seed.map(Matrix::as_slice), w.as_slice());
+    let arc = |gx: S, gy: Option<S>, k: usize| -> S {
+        let wk = &ws[k];
         if wk.is_zero() {
             return S::zero();
         }
-        let mut d = s.clone() * gx;
-        d -= &gy;
+        let mut d = match ss {
+            Some(ss) => ss[k].clone() * gx,
+            None => gx,
+        };
+        if let Some(gy) = gy {
+            d -= &gy;
+        }
         d * wk.clone()
     };
     for m in 1..n1 {
         let j = m - 1;
         let xr = &x.as_slice()[j * n..(j + 1) * n];
-        let yr = &y.as_slice()[j * n..(j + 1) * n];
+        let yr = y.map(|y| &y.as_slice()[j * n..(j + 1) * n]);
         // The root arc reads one entry: (0, j) single-root, (j, j) multi.
         let r = if single { 0 } else { j };
-        vs[m] = arc(
-            S::zero() + xr[r].clone(),
-            S::zero() + yr[r].clone(),
-            &ss[m],
-            &ws[m],
-        );
+        let once = |row: &[S]| S::zero() + row[r].clone();
+        vs[m] = arc(once(xr), yr.map(once), m);
         // Word arcs h → m read (j, j), unless single-root and j = 0, minus
         // (j, h − 1), unless single-root and h = 1.
-        let (dx, dy) = if single && j == 0 {
-            (S::zero(), S::zero())
-        } else {
-            (S::zero() + xr[j].clone(), S::zero() + yr[j].clone())
+        let diagonal = |row: &[S]| {
+            if single && j == 0 {
+                S::zero()
+            } else {
+                S::zero() + row[j].clone()
+            }
         };
+        let (dx, dy) = (diagonal(xr), yr.map(diagonal));
         let mut first = 1;
         if single {
             if m != 1 {
-                vs[n1 + m] = arc(dx.clone(), dy.clone(), &ss[n1 + m], &ws[n1 + m]);
+                vs[n1 + m] = arc(dx.clone(), dy.clone(), n1 + m);
             }
             first = 2;
         }
         for h in (first..n1).filter(|&h| h != m) {
             let k = h * n1 + m;
-            vs[k] = arc(
-                dx.clone() - xr[h - 1].clone(),
-                dy.clone() - yr[h - 1].clone(),
-                &ss[k],
-                &ws[k],
-            );
+            let gy = match (&dy, yr) {
+                (Some(dy), Some(yr)) => Some(dy.clone() - yr[h - 1].clone()),
+                _ => None,
+            };
+            vs[k] = arc(dx.clone() - xr[h - 1].clone(), gy, k);
         }
     }
     v
@@ -278,27 +284,19 @@ fn vjp_glue<S: Scalar>(
 
 /// `μ = w ⊙ weight_gradient(X)`: the marginals from the inverse of the
 /// Laplacian (Koo et al. 2007; `∂ ln Z / ∂w = weight_gradient(X)` by Jacobi's
-/// formula). `O(n²)`.
+/// formula), written out as [`vjp_glue`] without seed. `O(n²)`.
 pub(crate) fn marginals_from_inverse<S: Scalar>(
     weights: &Matrix<S>,
     x: &Matrix<S>,
     rooting: Rooting,
 ) -> Matrix<S> {
-    let mut mu = weight_gradient(x, rooting);
-    for (m, w) in mu.as_mut_slice().iter_mut().zip(weights.as_slice()) {
-        if w.is_zero() {
-            *m = S::zero();
-        } else {
-            *m *= w;
-        }
-    }
-    mu
+    vjp_glue(None, weights, x, None, rooting)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::laplacian::{read_entries, weighted_adjoint_transposed};
+    use crate::laplacian::{read_entries, weight_gradient, weighted_adjoint_transposed};
 
     /// Seeded entries in `[-1, 1]`, about one in five exactly zero (forbidden
     /// arcs, zero seeds: the skipped cases).
@@ -335,7 +333,15 @@ mod tests {
                 let y = matrix(n, n, 53 + n as u64);
                 let ct = weighted_adjoint(&seed, &w, rooting);
                 assert_eq!(ct, weighted_adjoint_transposed(&seed, &w, rooting));
-                let v = vjp_glue(&seed, &w, &x, &y, rooting);
+                let v = vjp_glue(Some(&seed), &w, &x, Some(&y), rooting);
+                let mu = marginals_from_inverse(&w, &x, rooting);
+                let mut expected_mu = weight_gradient(&x, rooting);
+                for (e, wk) in expected_mu.as_mut_slice().iter_mut().zip(w.as_slice()) {
+                    *e = if *wk == 0.0 { 0.0 } else { *e * wk };
+                }
+                for (a, b) in mu.as_slice().iter().zip(expected_mu.as_slice()) {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{rooting:?} n = {n} marginals");
+                }
                 for h in 0..=n {
                     for m in (1..=n).filter(|&m| m != h) {
                         let expected = if w[(h, m)] == 0.0 {

@@ -291,7 +291,7 @@ impl<S: FromScore> Prepared<S> {
         let mut lost = None;
         if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
             return unlabeled_scores(graph, true)
-                .expect("shifted weights lie in [0, 1]: no overflow");
+                .expect("unlabeled_scores refuses no weight when shifted");
         }
         for m in 1..=n {
             let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
@@ -399,7 +399,10 @@ fn unlabeled_scores<S: FromScore, W: Scalar>(
                 continue;
             }
             let x = weights[(h, m)].to_f64();
-            if !x.is_finite() {
+            // Shifted weights stay in [0, 1] for finite scores; a score made
+            // infinite elsewhere (`Graph::powered`) is left to the checks of
+            // `ln Z` (not finite), as the per-arc loop did.
+            if !shifted && !x.is_finite() {
                 return Err(Error::Overflow {
                     arc: ArcRef {
                         head: h,
