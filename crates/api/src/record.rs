@@ -291,6 +291,19 @@ pub fn write_result<B: Backend>(
         }
     };
 
+    // One allocation for the whole record: an `(n+1) × (n+1)` matrix of
+    // numbers takes about 24 bytes a cell (regrowing by doubling would copy
+    // a long record's bytes twice more).
+    let cells = (graph.n() + 1) * (graph.n() + 1) * graph.labels();
+    let matrices = request
+        .quantities
+        .iter()
+        .filter(|q| {
+            matches!(q, Quantity::Marginals | Quantity::LabelMarginals)
+                || q.name().starts_with("grad_")
+        })
+        .count();
+    out.reserve(128 + 24 * cells * matrices);
     out.extend_from_slice(b"{\"id\":");
     write_value(id, out);
     out.extend_from_slice(format!(",\"n\":{},\"rooting\":", graph.n()).as_bytes());

@@ -78,6 +78,9 @@ where
     /// `ln w'_{eℓ}` of the column-scaled label weights, one matrix per label,
     /// with `None` where the weight is zero.
     fn scaled_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
+        if let Some(logs) = self.log_weights_from_scores(true) {
+            return vec![logs];
+        }
         let n1 = self.n() + 1;
         (0..self.labels())
             .map(|l| {
@@ -98,6 +101,9 @@ where
     /// `|θ − c_m|` (`3e-14` for scores 300 below the column's best), an error
     /// the reverse pass would carry into every gradient.
     fn seed_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
+        if let Some(scores) = self.log_weights_from_scores(false) {
+            return vec![scores];
+        }
         let scaled = self.scaled_log_weights();
         let Some(graph) = self
             .graph()

@@ -251,6 +251,7 @@ pub fn weight_gradient_adjoint<S: Scalar>(seed: &Matrix<S>, rooting: Rooting) ->
 /// `Cᵀ` for `C = weight_gradient_adjoint(seed ⊙ weights)`, written
 /// transposed directly (what a solve `X Cᵀ` needs), skipping arcs of weight
 /// or seed zero. Cost `O(n²)`.
+#[cfg(test)]
 pub(crate) fn weighted_adjoint_transposed<S: Scalar>(
     seed: &Matrix<S>,
     weights: &Matrix<S>,

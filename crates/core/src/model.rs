@@ -69,8 +69,11 @@ impl<E: Engine> Model<E> {
         rooting: Rooting,
         convert: impl Fn(&W) -> E::Scalar,
     ) -> Result<Self> {
-        let prepared = engine.prepare(graph, convert)?;
-        let factors = engine.factorize(prepared.weights.clone(), rooting);
+        let mut prepared = engine.prepare(graph, convert)?;
+        // The factors own the weights (they answer `Factors::weights`): the
+        // model reads them there, no second copy.
+        let weights = std::mem::replace(&mut prepared.weights, Matrix::zeros(0, 0));
+        let factors = engine.factorize(weights, rooting);
         Ok(Model {
             engine,
             rooting,
@@ -83,7 +86,7 @@ impl<E: Engine> Model<E> {
 
     /// The number of words `n`.
     pub fn n(&self) -> usize {
-        self.prepared.weights.rows() - 1
+        self.factors.weights().rows() - 1
     }
 
     /// The number of labels (`1` for an unlabeled graph).
@@ -236,7 +239,7 @@ impl<E: Engine> Model<E> {
 
     /// The prepared (possibly column-scaled) weights.
     pub(crate) fn weights(&self) -> &Matrix<E::Scalar> {
-        &self.prepared.weights
+        self.factors.weights()
     }
 
     /// Arc marginals `μ[h][m] = P(h → m ∈ d)` in the `(n+1) × (n+1)` layout
@@ -346,11 +349,42 @@ impl<E: Engine> Model<E> {
     /// The prepared weight of label `ℓ` on arc `h → m`:
     /// `w(h → m) · share(h → m, ℓ)` (the collapsed weight when unlabeled).
     pub(crate) fn label_weight(&self, l: usize, h: usize, m: usize) -> E::Scalar {
-        let mut x = self.prepared.weights[(h, m)].clone();
+        let mut x = self.factors.weights()[(h, m)].clone();
         if let Some(shares) = &self.prepared.shares {
             x *= &shares[(l, h, m)];
         }
         x
+    }
+
+    /// `ln w'` of the prepared weights (`None` where a weight is zero) read
+    /// off the scores, `θ − c_m` (`shifted`) or the scores `θ` themselves
+    /// (which differ by a constant per column), when the model was built from one score
+    /// per arc ([`Model::new`] on an unlabeled graph of scores, an engine
+    /// whose weights are `f64` exponentials): no logarithm per arc. `None`
+    /// otherwise. `O(n²)`.
+    pub(crate) fn log_weights_from_scores(
+        &self,
+        shifted: bool,
+    ) -> Option<Matrix<Option<E::Scalar>>> {
+        let graph = self.source.as_ref().filter(|_| self.prepared.from_scores)?;
+        let w = self.factors.weights();
+        let n1 = w.rows();
+        let shift = &self.prepared.shift;
+        let mut logs = vec![None; n1 * n1];
+        // One score per arc: the graph's values are the row-major scores.
+        for ((out, wr), theta) in logs
+            .chunks_exact_mut(n1)
+            .zip(w.as_slice().chunks_exact(n1))
+            .zip(graph.raw_values().chunks_exact(n1))
+        {
+            for (((o, x), &t), &c) in out.iter_mut().zip(wr).zip(theta).zip(shift) {
+                let c = if shifted { c } else { 0.0 };
+                if !x.is_zero() {
+                    *o = Some(E::Scalar::from_f64(t - c));
+                }
+            }
+        }
+        Some(Matrix::from_row_major(n1, n1, logs))
     }
 
     /// The log-scale `Σ_m c_m` of the prepared weights (`0` when as given).

@@ -127,9 +127,19 @@ pub trait FromScore: Scalar {
         let _ = score;
         None
     }
+
+    /// Whether the weights of unlabeled scores may come from the vectorised
+    /// [`exp_differences`](crate::linalg::exp_differences) (a few ulps from
+    /// `f64::exp`, several times faster) rather than one `f64::exp` per arc.
+    /// `true` for `f64` alone: exact rationals keep the very weights that
+    /// `f64::exp` gives (what the brute-force oracle forms), high-precision
+    /// floats their own exponential.
+    const VECTORISED_EXP: bool = false;
 }
 
-impl FromScore for f64 {}
+impl FromScore for f64 {
+    const VECTORISED_EXP: bool = true;
+}
 
 impl FromScore for num_complex::Complex64 {}
 

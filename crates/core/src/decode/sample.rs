@@ -201,7 +201,7 @@ impl<E: Engine> Model<E> {
         Sampler::build(
             self.rooting(),
             method,
-            self.prepared.weights.clone(),
+            self.factors.weights().clone(),
             inverse,
             self.prepared.shares.clone(),
         )

@@ -5,20 +5,23 @@ use std::sync::OnceLock;
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
-use crate::laplacian::{laplacian, read_entries, weight_gradient, weighted_adjoint_transposed};
+use crate::laplacian::laplacian;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
 /// The Laplacian of a graph's prepared weights under a dense factorisation
 /// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
 /// `X = L⁻¹` (formed once; `G` reads one or two entries of `X` per arc,
-/// [`weight_gradient`]), solves and the adjugate from `F`.
+/// [`weight_gradient`](crate::laplacian::weight_gradient)), solves and the adjugate from `F`.
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
     weights: Matrix<F::Scalar>,
     rooting: Rooting,
     lu: F,
     inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// [`Factorization::ln_det_error`], formed once (`ln Z` and every
+    /// derivative check it).
+    ln_det_error: OnceLock<f64>,
 }
 
 impl<F: Factorization> Dense<F> {
@@ -35,12 +38,19 @@ impl<F: Factorization> Dense<F> {
             rooting,
             lu,
             inverse: OnceLock::new(),
+            ln_det_error: OnceLock::new(),
         }
     }
 
     /// The dense factorisation.
     pub fn lu(&self) -> &F {
         &self.lu
+    }
+
+    /// [`Factorization::ln_det_error`] of the factorisation, computed on
+    /// first use and kept, `O(n²)` once.
+    pub fn ln_det_error(&self) -> f64 {
+        *self.ln_det_error.get_or_init(|| self.lu.ln_det_error())
     }
 }
 
@@ -98,28 +108,15 @@ impl<F: Factorization> Factors for Dense<F> {
         let rooting = self.rooting;
         let xcx = self
             .lu
-            .inverse_sandwich(x, weighted_adjoint_transposed(seed, w, rooting))?;
-        let n1 = w.rows();
-        let mut v = Matrix::zeros(n1, n1);
-        for h in 0..n1 {
-            for m in (1..n1).filter(|&m| m != h) {
-                let wk = &w[(h, m)];
-                if wk.is_zero() {
-                    continue;
-                }
-                let mut d = seed[(h, m)].clone() * read_entries(x, rooting, h, m);
-                d -= &read_entries(&xcx, rooting, h, m);
-                v[(h, m)] = d * wk.clone();
-            }
-        }
-        Ok(v)
+            .inverse_sandwich(x, weighted_adjoint(seed, w, rooting))?;
+        Ok(vjp_glue(Some(seed), w, x, Some(&xcx), rooting))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names
     /// a diagonal that lost a weight ([`Inaccuracy::LostWeight`]) when there
     /// is one, pivot cancellation otherwise.
     fn check_accuracy(&self, tolerance: f64) -> Result<(), Numerical> {
-        let error = self.lu.ln_det_error();
+        let error = self.ln_det_error();
         if error <= tolerance {
             return Ok(());
         }
@@ -158,21 +155,207 @@ fn lost_weight<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Option<usize
     })
 }
 
+/// `Cᵀ = Σ_e ḡ_e w_e (∂L/∂w_e)ᵀ`, `n × n`: arc `h → m` adds `ḡ w` to
+/// `(m−1, m−1)` and subtracts it at `(h−1, m−1)` (single-root: root arcs
+/// enter row `0`, word arcs neither row `0` nor `(0, 0)`;
+/// `laplacian::arc_entries`). Row by row, branch-free (an arc of seed or
+/// weight zero adds an exact zero, as if skipped), with the diagonal
+/// summed apart in the order of `laplacian::weighted_adjoint_transposed`:
+/// the same sums, bit for bit. `O(n²)`.
+fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+    let n1 = w.rows();
+    let n = n1 - 1;
+    let single = rooting == Rooting::Single;
+    let mut ct = Matrix::zeros(n, n);
+    let mut diagonal = vec![S::zero(); n];
+    let c = ct.as_mut_slice();
+    let product = |s: &S, wk: &S| {
+        if s.is_zero() || wk.is_zero() {
+            S::zero()
+        } else {
+            s.clone() * wk.clone()
+        }
+    };
+    for (h, (sr, wr)) in seed
+        .as_slice()
+        .chunks_exact(n1)
+        .zip(w.as_slice().chunks_exact(n1))
+        .enumerate()
+    {
+        // The diagonal weight `w[h][h]` is zero: it adds nothing.
+        let (sr, wr) = (&sr[1..], &wr[1..]);
+        if h == 0 {
+            let root = if single {
+                &mut c[..n]
+            } else {
+                &mut diagonal[..]
+            };
+            for ((d, s), wk) in root.iter_mut().zip(sr).zip(wr) {
+                *d += &product(s, wk);
+            }
+            continue;
+        }
+        let first = usize::from(single);
+        for ((d, s), wk) in diagonal.iter_mut().zip(sr).zip(wr).skip(first) {
+            *d += &product(s, wk);
+        }
+        if !single || h != 1 {
+            for ((o, s), wk) in c[(h - 1) * n..h * n].iter_mut().zip(sr).zip(wr) {
+                *o -= &product(s, wk);
+            }
+        }
+    }
+    for (j, d) in diagonal.into_iter().enumerate() {
+        if !(single && j == 0) {
+            c[j * n + j] = d;
+        }
+    }
+    ct
+}
+
+/// `v_e = w_e (ḡ_e G_e(X) − G_e(Y))` for every arc, `G_e(M) = Σ σ M[j][i]`
+/// over the entries `(i, j, σ)` arc `e` enters (`laplacian::arc_entries`,
+/// written out: the same additions in the same order), column by column so
+/// that `X` and `Y = X Cᵀ X` are read along their rows; without a seed
+/// `ḡ = 1` is not multiplied, without `Y` nothing is subtracted (the
+/// marginals `w_e G_e(X)`). `O(n²)`.
+fn vjp_glue<S: Scalar>(
+    seed: Option<&Matrix<S>>,
+    w: &Matrix<S>,
+    x: &Matrix<S>,
+    y: Option<&Matrix<S>>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    let n1 = w.rows();
+    let n = n1 - 1;
+    let single = rooting == Rooting::Single;
+    let mut v = Matrix::zeros(n1, n1);
+    let (vs, ss, ws) = (v.as_mut_slice(), seed.map(Matrix::as_slice), w.as_slice());
+    let arc = |gx: S, gy: Option<S>, k: usize| -> S {
+        let wk = &ws[k];
+        if wk.is_zero() {
+            return S::zero();
+        }
+        let mut d = match ss {
+            Some(ss) => ss[k].clone() * gx,
+            None => gx,
+        };
+        if let Some(gy) = gy {
+            d -= &gy;
+        }
+        d * wk.clone()
+    };
+    for m in 1..n1 {
+        let j = m - 1;
+        let xr = &x.as_slice()[j * n..(j + 1) * n];
+        let yr = y.map(|y| &y.as_slice()[j * n..(j + 1) * n]);
+        // The root arc reads one entry: (0, j) single-root, (j, j) multi.
+        let r = if single { 0 } else { j };
+        let once = |row: &[S]| S::zero() + row[r].clone();
+        vs[m] = arc(once(xr), yr.map(once), m);
+        // Word arcs h → m read (j, j), unless single-root and j = 0, minus
+        // (j, h − 1), unless single-root and h = 1.
+        let diagonal = |row: &[S]| {
+            if single && j == 0 {
+                S::zero()
+            } else {
+                S::zero() + row[j].clone()
+            }
+        };
+        let (dx, dy) = (diagonal(xr), yr.map(diagonal));
+        let mut first = 1;
+        if single {
+            if m != 1 {
+                vs[n1 + m] = arc(dx.clone(), dy.clone(), n1 + m);
+            }
+            first = 2;
+        }
+        for h in (first..n1).filter(|&h| h != m) {
+            let k = h * n1 + m;
+            let gy = match (&dy, yr) {
+                (Some(dy), Some(yr)) => Some(dy.clone() - yr[h - 1].clone()),
+                _ => None,
+            };
+            vs[k] = arc(dx.clone() - xr[h - 1].clone(), gy, k);
+        }
+    }
+    v
+}
+
 /// `μ = w ⊙ weight_gradient(X)`: the marginals from the inverse of the
 /// Laplacian (Koo et al. 2007; `∂ ln Z / ∂w = weight_gradient(X)` by Jacobi's
-/// formula). `O(n²)`.
+/// formula), written out as [`vjp_glue`] without seed. `O(n²)`.
 pub(crate) fn marginals_from_inverse<S: Scalar>(
     weights: &Matrix<S>,
     x: &Matrix<S>,
     rooting: Rooting,
 ) -> Matrix<S> {
-    let mut mu = weight_gradient(x, rooting);
-    for (m, w) in mu.as_mut_slice().iter_mut().zip(weights.as_slice()) {
-        if w.is_zero() {
-            *m = S::zero();
-        } else {
-            *m *= w;
+    vjp_glue(None, weights, x, None, rooting)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::laplacian::{read_entries, weight_gradient, weighted_adjoint_transposed};
+
+    /// Deterministic entries in `[-1, 1]` (`sin` of distinct integers),
+    /// about one in five exactly zero (forbidden arcs, zero seeds: the
+    /// skipped cases).
+    fn matrix(rows: usize, cols: usize, seed: u64) -> Matrix<f64> {
+        Matrix::from_fn(rows, cols, |i, j| {
+            let u = ((i * 131 + j * 17) as f64 + seed as f64 * 0.37).sin();
+            if u < -0.6 {
+                0.0
+            } else {
+                u
+            }
+        })
+    }
+
+    /// The written-out adjoint and glue against the per-arc definition
+    /// through `arc_entries` (`weighted_adjoint_transposed`,
+    /// `read_entries`): the same sums in the same order, so bit for bit.
+    #[test]
+    fn written_out_glue_is_the_per_arc_definition() {
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n in [1, 2, 3, 7, 12] {
+                let seed = matrix(n + 1, n + 1, 11 + n as u64);
+                // Weights in their layout: column 0 and the diagonal zero.
+                let mut w = matrix(n + 1, n + 1, 29 + n as u64);
+                for h in 0..=n {
+                    w[(h, 0)] = 0.0;
+                    w[(h, h)] = 0.0;
+                }
+                let x = matrix(n, n, 41 + n as u64);
+                let y = matrix(n, n, 53 + n as u64);
+                let ct = weighted_adjoint(&seed, &w, rooting);
+                assert_eq!(ct, weighted_adjoint_transposed(&seed, &w, rooting));
+                let v = vjp_glue(Some(&seed), &w, &x, Some(&y), rooting);
+                let mu = marginals_from_inverse(&w, &x, rooting);
+                let mut expected_mu = weight_gradient(&x, rooting);
+                for (e, wk) in expected_mu.as_mut_slice().iter_mut().zip(w.as_slice()) {
+                    *e = if *wk == 0.0 { 0.0 } else { *e * wk };
+                }
+                for (a, b) in mu.as_slice().iter().zip(expected_mu.as_slice()) {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{rooting:?} n = {n} marginals");
+                }
+                for h in 0..=n {
+                    for m in (1..=n).filter(|&m| m != h) {
+                        let expected = if w[(h, m)] == 0.0 {
+                            0.0
+                        } else {
+                            let mut d = seed[(h, m)] * read_entries(&x, rooting, h, m);
+                            d -= read_entries(&y, rooting, h, m);
+                            d * w[(h, m)]
+                        };
+                        assert_eq!(
+                            v[(h, m)].to_bits(),
+                            expected.to_bits(),
+                            "{rooting:?} n = {n} arc {h} → {m}"
+                        );
+                    }
+                }
+            }
         }
     }
-    mu
 }

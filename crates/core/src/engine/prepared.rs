@@ -129,6 +129,10 @@ pub struct Prepared<S> {
     /// [`lost_mass_ln`] on `ln` of the weight of the trees through such
     /// arcs; `None` when every allowed arc kept its weight.
     pub(crate) lost: Option<(LostArc, f64)>,
+    /// Whether the weights are `e^{θ − c_m}` of one score per arc, formed
+    /// in `f64` to a few ulps: then `ln w = θ − c_m` needs no logarithm
+    /// (`Model::log_weights_from_scores`).
+    pub(crate) from_scores: bool,
 }
 
 /// An allowed arc whose `f64` weight underflowed in the preparation: arc
@@ -210,6 +214,9 @@ impl<S: FromScore> Prepared<S> {
     /// [`Error::Overflow`] for a score whose weight is not a finite `f64`
     /// (above ~709) on a type without its own exponential.
     pub fn as_given<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Result<Self> {
+        if S::VECTORISED_EXP && graph.labels() == 1 && graph.potentials() == Potentials::Scores {
+            return unlabeled_scores(graph, false);
+        }
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
         let (mut lost, mut columns) = (None, 0.0);
@@ -270,6 +277,7 @@ impl<S: FromScore> Prepared<S> {
             ln_scale: 0.0,
             shares: shares(graph, &convert),
             lost: lost_mass_ln(lost, columns, n),
+            from_scores: false,
         })
     }
 
@@ -282,54 +290,8 @@ impl<S: FromScore> Prepared<S> {
         let mut shift = vec![0.0; n + 1];
         let mut lost = None;
         if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
-            // One score per arc: its own log-weight, so one exponential per
-            // arc, `e^{θ − c_m}` to a few ulps, a whole row of the scores at
-            // a time through the vectorised `exp_differences`.
-            let score = |h: usize, m: usize| graph.values(h, m)[0].to_f64();
-            let mut best = vec![f64::NEG_INFINITY; n + 1];
-            for h in 0..=n {
-                for (m, c) in best.iter_mut().enumerate().skip(1) {
-                    if m != h {
-                        *c = c.max(score(h, m));
-                    }
-                }
-            }
-            for (s, &c) in shift.iter_mut().zip(&best).skip(1) {
-                if c > f64::NEG_INFINITY {
-                    *s = c;
-                }
-            }
-            let mut row = vec![f64::NEG_INFINITY; n + 1];
-            let mut w = vec![0.0; n + 1];
-            for h in 0..=n {
-                for (m, a) in row.iter_mut().enumerate().skip(1) {
-                    *a = if m == h {
-                        f64::NEG_INFINITY
-                    } else {
-                        score(h, m)
-                    };
-                }
-                exp_differences(&row, &shift, &mut w);
-                for m in 1..=n {
-                    if row[m] > f64::NEG_INFINITY && underflowed(w[m]) {
-                        let arc = LostArc {
-                            head: h,
-                            dependent: m,
-                            gap: row[m] - shift[m],
-                        };
-                        lost = LostArc::worse(lost, arc);
-                    }
-                    weights[(h, m)] = S::from_f64(w[m]);
-                }
-            }
-            let ln_scale = shift.iter().sum();
-            return Prepared {
-                weights,
-                ln_scale,
-                shift,
-                shares: None,
-                lost: lost_mass_ln(lost, ln_scale, n),
-            };
+            return unlabeled_scores(graph, true)
+                .expect("unlabeled_scores refuses no weight when shifted");
         }
         for m in 1..=n {
             let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
@@ -367,8 +329,108 @@ impl<S: FromScore> Prepared<S> {
             shift,
             shares: shares(graph, &convert),
             lost: lost_mass_ln(lost, ln_scale, n),
+            from_scores: false,
         }
     }
+}
+
+/// The weights of an unlabeled graph of scores, `e^{θ − c_m}` with
+/// `c_m` the column's largest score (`shifted`) or `e^θ`, one vectorised
+/// exponential per arc a whole row at a time
+/// ([`exp_differences`]: a few ulps, `S` converted from `f64`), reading the
+/// graph's row-major scores in place (`−∞` off the arcs). The arc of a lost
+/// (underflowed) or overflowing weight is the one the per-arc loops found:
+/// column by column for the weights as given, row by row when shifted.
+/// `O(n²)`, three vectors of `n + 1` besides the weights.
+///
+/// # Errors
+/// [`Error::Overflow`] for a weight above `f64`'s range (as given only).
+fn unlabeled_scores<S: FromScore, W: Scalar>(
+    graph: &Graph<W>,
+    shifted: bool,
+) -> Result<Prepared<S>> {
+    let n1 = graph.n() + 1;
+    let values = graph.raw_values();
+    // One allocation for the three vectors of `n + 1`.
+    let mut scratch = vec![f64::NEG_INFINITY; 3 * n1];
+    let (best, rest) = scratch.split_at_mut(n1);
+    let (row, w) = rest.split_at_mut(n1);
+    for r in values.chunks_exact(n1) {
+        for (c, v) in best.iter_mut().zip(r) {
+            *c = c.max(v.to_f64());
+        }
+    }
+    let shift: Vec<f64> = if shifted {
+        best.iter()
+            .map(|&c| if c > f64::NEG_INFINITY { c } else { 0.0 })
+            .collect()
+    } else {
+        vec![0.0; n1]
+    };
+    let mut weights = Matrix::zeros(n1, n1);
+    let mut suspect = false;
+    for (r, out) in values
+        .chunks_exact(n1)
+        .zip(weights.as_mut_slice().chunks_exact_mut(n1))
+    {
+        for (a, v) in row.iter_mut().zip(r) {
+            *a = v.to_f64();
+        }
+        exp_differences(row, &shift, w);
+        for ((o, &x), &a) in out.iter_mut().zip(&*w).zip(&*row) {
+            // Underflow (lost bits) or overflow of an arc's weight.
+            suspect |= a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x);
+            *o = S::from_f64(x);
+        }
+    }
+    let columns: f64 = best.iter().filter(|c| c.is_finite()).sum();
+    let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
+    let mut lost = None;
+    if suspect {
+        // Rare: scan again in the order of the per-arc loops.
+        let arcs: Vec<(usize, usize)> = if shifted {
+            (0..n1).flat_map(|h| (1..n1).map(move |m| (h, m))).collect()
+        } else {
+            (1..n1).flat_map(|m| (0..n1).map(move |h| (h, m))).collect()
+        };
+        for (h, m) in arcs {
+            let theta = values[h * n1 + m].to_f64();
+            if theta == f64::NEG_INFINITY {
+                continue;
+            }
+            let x = weights[(h, m)].to_f64();
+            // Shifted weights stay in [0, 1] for finite scores; a score made
+            // infinite elsewhere (`Graph::powered`) is left to the checks of
+            // `ln Z` (not finite), as the per-arc loop did.
+            if !shifted && !x.is_finite() {
+                return Err(Error::Overflow {
+                    arc: ArcRef {
+                        head: h,
+                        dependent: m,
+                        label: None,
+                    },
+                    score: theta,
+                });
+            }
+            if underflowed(x) {
+                let c = if shifted { shift[m] } else { best[m] };
+                let arc = LostArc {
+                    head: h,
+                    dependent: m,
+                    gap: theta - c,
+                };
+                lost = LostArc::worse(lost, arc);
+            }
+        }
+    }
+    Ok(Prepared {
+        weights,
+        ln_scale,
+        shift,
+        shares: None,
+        lost: lost_mass_ln(lost, if shifted { ln_scale } else { columns }, n1 - 1),
+        from_scores: true,
+    })
 }
 
 /// `Σ_ℓ e^{θ_ℓ}` at the type's own precision, where it has one.
