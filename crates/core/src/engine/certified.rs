@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+use super::dense;
 use super::eliminated::{eliminated_columns, eliminated_marginals};
 use super::{Dense, Eliminated, Factorization, Factors};
 use crate::error::Numerical;
@@ -317,11 +318,15 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                 if n <= DENSE_MARGINALS_UP_TO || self.inverse_formed.load(Ordering::Relaxed) {
                     self.inverse_formed.store(true, Ordering::Relaxed);
                     match self.dense_marginals() {
-                        Ok((mu, failed)) => {
+                        Ok((mu, failed))
+                            if self.dense.rooting() == Rooting::Multi
+                                || dense::nearly_certain_word(&mu, Rooting::Single).is_none() =>
+                        {
                             if let Some((mu, repaired)) = self.repaired(mu, &failed) {
                                 return (Ok(mu), true, repaired);
                             }
                         }
+                        Ok(_) => {}
                         Err(e) => return (Err(e), true, 0),
                     }
                 }
@@ -338,9 +343,15 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
             .clone()
     }
 
+    /// Dense where `ln det` is certified and no word is nearly certain
+    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY); the marginals are formed first, `O(n²)`
+    /// more), the elimination's otherwise.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
-        if self.certified {
-            self.inverse_formed.store(true, Ordering::Relaxed);
+        // The dense product forms the inverse anyway: the marginals may try it.
+        self.inverse_formed.store(self.certified, Ordering::Relaxed);
+        if self.certified
+            && dense::nearly_certain_word(&self.marginals()?, self.dense.rooting()).is_none()
+        {
             self.dense.marginals_vjp(seed)
         } else {
             self.eliminated().marginals_vjp(seed)

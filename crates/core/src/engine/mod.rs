@@ -32,7 +32,7 @@ mod prepared;
 pub use certified::{
     Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
 };
-pub use dense::Dense;
+pub use dense::{Dense, DENSE_UNCERTAINTY};
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
 
@@ -256,6 +256,13 @@ pub trait Factorization: Send + Sync {
     ) -> std::result::Result<Matrix<Self::Scalar>, Numerical> {
         self.solve(&mut b)?;
         Ok(b.matmul(x))
+    }
+
+    /// The unit roundoff of the arithmetic whose derivatives
+    /// [`Dense`] refuses on nearly certain words ([`DENSE_UNCERTAINTY`]):
+    /// `0` (the default) for arithmetic that does not round in `f64`.
+    fn unit_roundoff(&self) -> f64 {
+        0.0
     }
 
     /// An a-posteriori estimate of the absolute error of `ln |det A|` from
