@@ -332,7 +332,7 @@ pub(crate) fn nearly_certain_word(mu: &Matrix<f64>, rooting: Rooting) -> Option<
         }
         sum - top
     };
-    let low = |u: f64| !(u >= DENSE_UNCERTAINTY);
+    let low = |u: f64| u.is_nan() || u < DENSE_UNCERTAINTY;
     for m in 1..n1 {
         let u = spread(&mut (0..n1).filter(|&h| h != m).map(|h| mu[(h, m)]));
         if low(u) {
