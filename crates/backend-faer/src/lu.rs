@@ -185,12 +185,6 @@ impl fmt::Debug for Lu {
 }
 
 impl Factorization for Lu {
-    /// `ε / 2`: the derivatives of nearly certain words are refused
-    /// ([`DENSE_UNCERTAINTY`](spantree_core::engine::DENSE_UNCERTAINTY)).
-    fn unit_roundoff(&self) -> f64 {
-        f64::EPSILON / 2.0
-    }
-
     type Scalar = f64;
 
     fn dim(&self) -> usize {

@@ -79,8 +79,7 @@ pub enum Numerical {
     Inaccurate {
         /// Why the factorisation lost accuracy.
         cause: Inaccuracy,
-        /// The estimated correct bits (`0..=53`) of `ln Z`, or of the
-        /// derivatives for [`Inaccuracy::NearlyCertain`].
+        /// The estimated correct bits of `ln Z` (`0..=53`).
         bits: u32,
     },
     /// The `f64` weight `e^{θ − c_m}` of arc `head → dependent` fell below
@@ -108,14 +107,6 @@ pub enum Inaccuracy {
     },
     /// The pivots of the LU are small differences of large numbers.
     Cancellation,
-    /// A word is nearly certain of its head (`0`: the root's row, or
-    /// multi-root the number of root arcs): a derivative through the
-    /// dense inverse would lose the bits of its small covariances
-    /// ([`DENSE_UNCERTAINTY`](crate::engine::DENSE_UNCERTAINTY)).
-    NearlyCertain {
-        /// The nearly certain word.
-        word: usize,
-    },
 }
 
 impl fmt::Display for Inaccuracy {
@@ -126,14 +117,6 @@ impl fmt::Display for Inaccuracy {
                 "the Laplacian diagonal of word {word} adds weights too far apart to keep the smaller"
             ),
             Inaccuracy::Cancellation => write!(f, "the LU pivots cancel"),
-            Inaccuracy::NearlyCertain { word: 0 } => write!(
-                f,
-                "the root arcs are nearly certain, so the derivatives' small covariances are lost"
-            ),
-            Inaccuracy::NearlyCertain { word } => write!(
-                f,
-                "word {word} is nearly certain of its head, so the derivatives' small covariances are lost"
-            ),
         }
     }
 }

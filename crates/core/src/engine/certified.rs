@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use super::dense;
+use super::dense::{self, DENSE_UNCERTAINTY};
 use super::eliminated::{eliminated_columns, eliminated_marginals};
 use super::{Dense, Eliminated, Factorization, Factors};
 use crate::error::Numerical;
@@ -320,7 +320,13 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                     match self.dense_marginals() {
                         Ok((mu, failed))
                             if self.dense.rooting() == Rooting::Multi
-                                || dense::nearly_certain_word(&mu, Rooting::Single).is_none() =>
+                                || dense::nearly_certain_word(
+                                    &mu,
+                                    self.dense.weights(),
+                                    Rooting::Single,
+                                    DENSE_UNCERTAINTY,
+                                )
+                                .is_none() =>
                         {
                             if let Some((mu, repaired)) = self.repaired(mu, &failed) {
                                 return (Ok(mu), true, repaired);
@@ -350,7 +356,13 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         // The dense product forms the inverse anyway: the marginals may try it.
         self.inverse_formed.store(self.certified, Ordering::Relaxed);
         if self.certified
-            && dense::nearly_certain_word(&self.marginals()?, self.dense.rooting()).is_none()
+            && dense::nearly_certain_word(
+                &self.marginals()?,
+                self.dense.weights(),
+                self.dense.rooting(),
+                DENSE_UNCERTAINTY,
+            )
+            .is_none()
         {
             self.dense.marginals_vjp(seed)
         } else {

@@ -258,13 +258,6 @@ pub trait Factorization: Send + Sync {
         Ok(b.matmul(x))
     }
 
-    /// The unit roundoff of the arithmetic whose derivatives
-    /// [`Dense`] refuses on nearly certain words ([`DENSE_UNCERTAINTY`]):
-    /// `0` (the default) for arithmetic that does not round in `f64`.
-    fn unit_roundoff(&self) -> f64 {
-        0.0
-    }
-
     /// An a-posteriori estimate of the absolute error of `ln |det A|` from
     /// the pivots and the original matrix, `O(n²)`; `0` (the default) for
     /// factorisations that do not round or do not estimate it.
