@@ -350,8 +350,8 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     }
 
     /// Dense where `ln det` is certified and no word is nearly certain
-    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY); the marginals are formed first, `O(n²)`
-    /// more), the elimination's otherwise.
+    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY); the marginals are
+    /// formed first, `O(n²)` more), the elimination's otherwise.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
         // The dense product forms the inverse anyway: the marginals may try it.
         self.inverse_formed.store(self.certified, Ordering::Relaxed);

@@ -299,11 +299,10 @@ fn vjp_glue<S: Scalar>(
 /// `N(0, σ²)` and uniform scores, root shifts `0`–`−10`), the worst
 /// norm-wise accuracy of the dense entropy gradient is 40.5 bits with
 /// `u ≥ 2⁻⁵`, 35.8 with `u ≥ 2⁻⁸`, about 28 with `u ≥ 2⁻²⁰`, and 0 below
-/// `2⁻³⁹`. `N(0, 2²)` scores
-/// pass at `n = 10`–`100` on 36–40 graphs in 40; `N(0, 1)` always.
-/// The default engine ([`Certified`](super::Certified)) takes the
-/// elimination below it for derivatives, and
-/// for single-root marginals (the single-root Laplacian is no M-matrix, and
+/// `2⁻³⁹`. `N(0, 2²)` scores pass at `n = 10`–`100` on 36–40 graphs in 40;
+/// `N(0, 1)` always. The default engine ([`Certified`](super::Certified))
+/// takes the elimination below it for derivatives, and for single-root
+/// marginals (the single-root Laplacian is no M-matrix, and
 /// its inverse's small entries are only absolutely accurate: measured 0
 /// bits on marginals near `1e-20` that its entry-wise test passed). The
 /// dense engines (`F64`, `ShiftedF64`) do not take this test yet: on nearly
