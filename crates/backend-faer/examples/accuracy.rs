@@ -7,17 +7,11 @@
 //! fewest and the median bits over all marginals `≥ 1e-300` (relative
 //! error of each). `err` marks a typed numerical error.
 
+use spantree_bruteforce::bits::correct_bits as bits;
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{Engine, Graph, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::{Accurate, LogAccurate, ShiftedF64};
-
-fn bits(a: f64, e: f64) -> f64 {
-    if a == e {
-        return 53.0;
-    }
-    (-((a - e).abs() / e.abs()).log2()).clamp(0.0, 53.0)
-}
 
 fn row<B: Engine<Scalar = f64>>(
     backend: B,

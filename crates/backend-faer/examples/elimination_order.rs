@@ -7,19 +7,13 @@
 //! `n = 20, 40`, word-arc scores `N(0, 1)`, root scores `N(0, 1) + shift`,
 //! both rootings, 12 seeded orders (the natural one first).
 
+use spantree_bruteforce::bits::correct_bits as bits;
 use std::time::Instant;
 
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{Graph, Matrix, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::Accurate;
-
-fn bits(a: f64, e: f64) -> f64 {
-    if a == e {
-        return 53.0;
-    }
-    (-((a - e).abs() / e.abs()).log2()).clamp(0.0, 53.0)
-}
 
 fn summary(mut v: Vec<f64>) -> String {
     v.sort_by(f64::total_cmp);

@@ -6,19 +6,12 @@
 //! `≥ 1e-300` keeps the 40 bits the engine promises, whichever route
 //! answered.
 
+use spantree_bruteforce::bits::fewest_bits;
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::DENSE_MARGINALS_UP_TO;
 use spantree_core::{Engine, Factors, Graph, Model, Rooting, Scalar};
 use spantree_exact::{Exact, HighPrecision};
 use spantree_faer::Accurate;
-
-/// Correct bits of `found` against `exact`, relative.
-fn bits(found: f64, exact: f64) -> f64 {
-    if found == exact {
-        return 53.0;
-    }
-    (-((found - exact).abs() / exact.abs()).log2()).clamp(0.0, 53.0)
-}
 
 /// `N(0, 2²)` scores, some arcs forbidden, root scores moved by `shift`.
 fn graph(n: usize, seed: u64, shift: f64) -> Graph {
@@ -28,16 +21,6 @@ fn graph(n: usize, seed: u64, shift: f64) -> Graph {
         s[(0, m)] += shift;
     }
     Graph::from_scores(&rows(&s)).expect("valid scores")
-}
-
-/// The fewest bits over all marginals `≥ 1e-300` of `mu` against exact.
-fn fewest_bits(mu: &[f64], exact: &[f64]) -> f64 {
-    exact
-        .iter()
-        .zip(mu)
-        .filter(|(e, _)| **e >= 1e-300)
-        .map(|(e, a)| bits(*a, *e))
-        .fold(53.0, f64::min)
 }
 
 /// Both routes, with and without the inverse formed first, for one graph:

@@ -7,24 +7,10 @@
 //! default `n = 20 36 50 100`).
 
 use spantree_bench::normal_graph;
+use spantree_bruteforce::bits::fewest_bits;
 use spantree_core::{Engine, Factors, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::{Accurate, ShiftedF64};
-
-fn fewest_bits(found: &[f64], exact: &[f64]) -> f64 {
-    exact
-        .iter()
-        .zip(found)
-        .filter(|(e, _)| **e >= 1e-300)
-        .map(|(e, a)| {
-            if a == e {
-                53.0
-            } else {
-                (-((a - e).abs() / e.abs()).log2()).clamp(0.0, 53.0)
-            }
-        })
-        .fold(53.0, f64::min)
-}
 
 fn main() {
     let sizes: Vec<usize> = std::env::args()

@@ -33,6 +33,7 @@
 //! assert_eq!(mu[(2, 1)], 8.0 / 13.0);
 //! ```
 
+pub mod bits;
 pub mod cofactor;
 mod distribution;
 mod enumerate;

@@ -3,18 +3,11 @@
 //! ±50, both rootings, labeled and unlabeled: what the cancellation-free
 //! elimination is for, and what dense LU cannot do (so not in the suite).
 
+use spantree_bruteforce::bits::correct_bits as bits;
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{Engine, Graph, Matrix, Model, Rooting, Scalar};
 use spantree_exact::Exact;
 use spantree_faer::{Accurate, LogAccurate};
-
-/// Correct bits of `a` against `e` (53 when equal).
-fn bits(a: f64, e: f64) -> f64 {
-    if a == e {
-        return 53.0;
-    }
-    (-((a - e).abs() / e.abs()).log2()).clamp(0.0, 53.0)
-}
 
 /// Word-arc scores `N(0, 1)` (or uniform in `±spread`), root scores
 /// `N(0, 1) + shift`; `labels` scores per arc when labeled.

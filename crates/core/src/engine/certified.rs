@@ -353,16 +353,18 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY); the marginals are
     /// formed first, `O(n²)` more), the elimination's otherwise.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
+        if !self.certified {
+            return self.eliminated().marginals_vjp(seed);
+        }
         // The dense product forms the inverse anyway: the marginals may try it.
-        self.inverse_formed.store(self.certified, Ordering::Relaxed);
-        if self.certified
-            && dense::nearly_certain_word(
-                &self.marginals()?,
-                self.dense.weights(),
-                self.dense.rooting(),
-                DENSE_UNCERTAINTY,
-            )
-            .is_none()
+        self.inverse_formed.store(true, Ordering::Relaxed);
+        if dense::nearly_certain_word(
+            &self.marginals()?,
+            self.dense.weights(),
+            self.dense.rooting(),
+            DENSE_UNCERTAINTY,
+        )
+        .is_none()
         {
             self.dense.marginals_vjp(seed)
         } else {

@@ -1,0 +1,37 @@
+//! Correct bits of a float against a reference: how the accuracy tests and
+//! reports score an answer.
+
+/// Correct bits of `found` against `exact`, relative:
+/// `−log₂(|found − exact| / |exact|)`, clamped to `0..=53`; `53` when they
+/// are equal (also when both are zero).
+///
+/// ```
+/// use spantree_bruteforce::bits::correct_bits;
+/// assert_eq!(correct_bits(1.0, 1.0), 53.0);
+/// assert_eq!(correct_bits(1.0 + 2f64.powi(-20), 1.0), 20.0);
+/// assert_eq!(correct_bits(2.0, 1.0), 0.0);
+/// ```
+pub fn correct_bits(found: f64, exact: f64) -> f64 {
+    if found == exact {
+        return 53.0;
+    }
+    (-((found - exact).abs() / exact.abs()).log2()).clamp(0.0, 53.0)
+}
+
+/// The fewest [`correct_bits`] over the entries whose reference is at least
+/// `1e-300` (smaller ones are below what `f64` marginals promise); `53`
+/// when there is none.
+///
+/// ```
+/// use spantree_bruteforce::bits::fewest_bits;
+/// let exact = [1.0, 0.5, 0.0];
+/// assert_eq!(fewest_bits(&[1.0, 0.5 + 2f64.powi(-31), 7.0], &exact), 30.0);
+/// ```
+pub fn fewest_bits(found: &[f64], exact: &[f64]) -> f64 {
+    exact
+        .iter()
+        .zip(found)
+        .filter(|(e, _)| **e >= 1e-300)
+        .map(|(e, a)| correct_bits(*a, *e))
+        .fold(53.0, f64::min)
+}
