@@ -29,8 +29,13 @@ use crate::Lu;
 /// none from `n = 100` (`cargo run --release -p spantree-bench --example
 /// certified`).
 ///
-/// **The elimination otherwise** (root scores far below the arc scores,
-/// pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
+/// Single-root, the root row is scaled by an exact power of two first
+/// (root weights down to `2⁻⁶⁴` of the arcs'): `Z` scales by it and the
+/// marginals do not move, so root scores −40 below the arcs' take the dense
+/// route too when its checks pass.
+///
+/// **The elimination otherwise** (multi-root root scores far below the arc
+/// scores, single-root ones more than about 44 below, pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
 /// marginal with a relative error of a few `n ε`, for any spread of scales
 /// within a column that `f64` can hold (shifted weights down to `e^{-708}`,
 /// i.e. scores down to 708 below their column's best), both rootings. An

@@ -479,6 +479,10 @@ impl<P: NonNegative> Leading<P> {
     }
 }
 
+/// The number of consecutive elimination steps that share one sweep over
+/// the rows they all update ([`Work::eliminate_block`]).
+const FUSED_STEPS: usize = 4;
+
 /// The graph being eliminated: `r` words, arcs `r × r` row-major (`[h][m]`
 /// is `h → m`; the diagonal is never read), root weights as leading terms.
 #[derive(Clone, Debug)]
@@ -520,6 +524,27 @@ impl<P: NonNegative> Work<P> {
         }
     }
 
+    /// No graph: a buffer for [`Work::copy_from`].
+    fn empty() -> Self {
+        Work {
+            r: 0,
+            arcs: Vec::new(),
+            root: Vec::new(),
+            tiny: false,
+        }
+    }
+
+    /// `self = other.clone()`, in `self`'s buffers (no allocation once they
+    /// are large enough).
+    fn copy_from(&mut self, other: &Self) {
+        self.r = other.r;
+        self.tiny = other.tiny;
+        self.arcs.clear();
+        self.arcs.extend_from_slice(&other.arcs);
+        self.root.clear();
+        self.root.extend_from_slice(&other.root);
+    }
+
     /// The reduced graph on the words `keep` (all others eliminated), in
     /// place: rows move towards the front of the same buffer, no allocation.
     fn restrict(mut self, keep: Range<usize>) -> Self {
@@ -541,62 +566,162 @@ impl<P: NonNegative> Work<P> {
         self
     }
 
-    /// Eliminates word `k`; `alive` (a range not containing `k`) holds the
-    /// words that remain. Returns the pivot and the root multiplier
-    /// `ρ[k] / d_k`; writes the multipliers `A[h][k] / d_k` into `lower`
-    /// (indexed by word; entries outside `alive` untouched) if given.
-    /// `scratch` holds the per-step buffers, reused from step to step.
-    fn eliminate(
+    /// Eliminates the `count` words from `first` on, upwards when `forward`
+    /// (step `k` leaves `k+1..r` alive) or downwards from `first` (leaving
+    /// `0..k`), [`FUSED_STEPS`] steps at a time ([`Work::eliminate_block`]);
+    /// pushes each step's pivot and root multiplier onto `steps`, and writes
+    /// step `i`'s multipliers into `lowers[i r..(i + 1) r]` when given.
+    fn eliminate_run(
+        &mut self,
+        first: usize,
+        count: usize,
+        forward: bool,
+        mut lowers: Option<&mut [P]>,
+        steps: &mut Vec<(Leading<P>, Leading<P>)>,
+        scratch: &mut Scratch<P>,
+    ) {
+        let r = self.r;
+        let mut own = std::mem::take(&mut scratch.lowers);
+        let mut done = 0;
+        while done < count {
+            let b = (count - done).min(FUSED_STEPS);
+            let start = if forward { first + done } else { first - done };
+            let block = match lowers.as_deref_mut() {
+                Some(lowers) => &mut lowers[done * r..(done + b) * r],
+                None => {
+                    own.clear();
+                    own.resize(b * r, P::nil());
+                    &mut own[..]
+                }
+            };
+            self.eliminate_block(start, b, forward, block, steps, scratch);
+            done += b;
+        }
+        scratch.lowers = own;
+    }
+
+    /// Eliminates the `b ≤` [`FUSED_STEPS`] consecutive words from `first`
+    /// on (upwards when `forward`, else downwards), in one pass over the
+    /// rows they all update. Each step forms its pivot and multipliers and
+    /// updates at once only what the next steps of the block read: the
+    /// rows of the block's later words, and the block's columns in the
+    /// other rows. The rest of the graph (the words alive after the block)
+    /// then takes the `b` rank-one updates in one sweep, each entry summing
+    /// them in step order ([`accumulate`]): every entry receives the same
+    /// operations in the same order as step after step, so the numbers are
+    /// those of [`Work::step`] alone, bit for bit, and still only sums of
+    /// products of non-negative numbers; the sweep reads and writes each
+    /// row once per block instead of once per step. `lowers` holds `b`
+    /// rows of `r` multipliers.
+    fn eliminate_block(
+        &mut self,
+        first: usize,
+        b: usize,
+        forward: bool,
+        lowers: &mut [P],
+        steps: &mut Vec<(Leading<P>, Leading<P>)>,
+        scratch: &mut Scratch<P>,
+    ) {
+        let r = self.r;
+        let word = |i: usize| if forward { first + i } else { first - i };
+        let alive = |k: usize| if forward { k + 1..r } else { 0..k };
+        let rest = alive(word(b - 1));
+        let mut applied = std::mem::take(&mut scratch.applied);
+        applied.clear();
+        applied.resize(b * r, false);
+        for i in 0..b {
+            let k = word(i);
+            let lower = &mut lowers[i * r..(i + 1) * r];
+            let applied = &mut applied[i * r..(i + 1) * r];
+            // The block's later words: alive for this step, not for the sweep.
+            let later = if forward {
+                k + 1..rest.start
+            } else {
+                rest.end..k
+            };
+            let (pivot, root_lower) = self.step(k, alive(k), &later, lower, applied, scratch);
+            steps.push((pivot, root_lower));
+        }
+        if rest.is_empty() {
+            scratch.applied = applied;
+            return;
+        }
+        // The sweep: rows and columns `rest`, the block's rows as they were
+        // at their steps (final since: a word is never updated once eliminated).
+        let len = rest.len();
+        scratch.ys.clear();
+        for i in 0..b {
+            let k = word(i);
+            scratch
+                .ys
+                .extend_from_slice(&self.arcs[k * r + rest.start..k * r + rest.end]);
+        }
+        let ys = &scratch.ys;
+        for h in rest.clone() {
+            let mut terms: [(&P, &[P]); FUSED_STEPS] = [(&lowers[0], &[]); FUSED_STEPS];
+            let mut t = 0;
+            for i in (0..b).filter(|&i| applied[i * r + h]) {
+                terms[t] = (&lowers[i * r + h], &ys[i * len..(i + 1) * len]);
+                t += 1;
+            }
+            // The diagonal entry h → h is updated too and never read: one
+            // contiguous row keeps the loop simple and vectorisable.
+            accumulate(
+                &mut self.arcs[h * r + rest.start..h * r + rest.end],
+                &terms[..t],
+            );
+        }
+        scratch.applied = applied;
+    }
+
+    /// One step of [`Work::eliminate_block`]: eliminates word `k`, `alive`
+    /// (a range not containing `k`) the words that remain, of which
+    /// `later` (a range at one end of `alive`) are the block's later words,
+    /// whose rows it updates whole; the other rows get only their entries
+    /// in the columns `later`, the rest waits for the block's sweep. Returns
+    /// the pivot and the root multiplier `ρ[k] / d_k`; writes the
+    /// multipliers `A[h][k] / d_k` into `lower` and whether each was formed
+    /// (`A[h][k] ≠ 0`) into `applied` (indexed by word; entries outside
+    /// `alive` untouched).
+    fn step(
         &mut self,
         k: usize,
         alive: Range<usize>,
-        mut lower: Option<&mut [P]>,
+        later: &Range<usize>,
+        lower: &mut [P],
+        applied: &mut [bool],
         scratch: &mut Scratch<P>,
     ) -> (Leading<P>, Leading<P>) {
         let r = self.r;
-        let mut in_weight = P::nil();
-        for h in alive.clone() {
-            in_weight = in_weight.plus(&self.arcs[h * r + k]);
+        // Four partial sums: four independent chains of additions over a
+        // strided column instead of one (any order of a sum of non-negative
+        // terms keeps its relative error below `(n − 1) ε`).
+        let mut parts: [P; 4] = std::array::from_fn(|_| P::nil());
+        let mut rows = alive.clone();
+        while rows.len() >= 4 {
+            for part in &mut parts {
+                let h = rows.next().unwrap_or(k);
+                *part = part.plus(&self.arcs[h * r + k]);
+            }
         }
+        for h in rows {
+            parts[0] = parts[0].plus(&self.arcs[h * r + k]);
+        }
+        let [a, b, c, d] = parts;
+        let in_weight = a.plus(&b).plus(&c.plus(&d));
         let pivot = Leading::finite(in_weight.clone()).plus(&self.root[k]);
-        if let Some(lower) = lower.as_deref_mut() {
-            alive.clone().for_each(|h| lower[h] = P::nil());
-        }
+        alive.clone().for_each(|h| lower[h] = P::nil());
         if !in_weight.is_nil() {
             // The pivot is of order 0 here: a finite positive number.
-            let Scratch {
-                row: row_k,
-                column,
-                suffix,
-                ..
-            } = scratch;
-            row_k.clear();
-            row_k.extend_from_slice(&self.arcs[k * r + alive.start..k * r + alive.end]);
-            // Every product below is at least (smallest multiplier) ·
-            // (smallest entry of row k): one check per step finds underflow.
-            let y_min = smallest(row_k);
-            let mut l_min: Option<(P, f64)> = None;
-            let mut keep = |arcs: &mut [P], h: usize, l: P| {
-                let key = l.magnitude();
-                if l_min.as_ref().is_none_or(|(_, k)| key < *k) {
-                    l_min = Some((l.clone(), key));
-                }
-                // The diagonal entry h → h is updated too and never read:
-                // one contiguous row keeps the loop simple and vectorisable.
-                let row = &mut arcs[h * r + alive.start..h * r + alive.end];
-                for (x, y) in row.iter_mut().zip(row_k.iter()) {
-                    x.add_product(&l, y);
-                }
-                if let Some(lower) = lower.as_deref_mut() {
-                    lower[h] = l;
-                }
-            };
             if !P::FRACTION_READS_REST {
+                // One division per step: each multiplier is A[h][k] · (1/d_k),
+                // two roundings of non-negative numbers.
+                let inverse = P::unit().over(&pivot.value);
                 for h in alive.clone() {
                     let a = &self.arcs[h * r + k];
                     if !a.is_nil() {
-                        let l = a.over(&pivot.value);
-                        keep(&mut self.arcs, h, l);
+                        lower[h] = a.times(&inverse);
+                        applied[h] = true;
                     }
                 }
             } else {
@@ -604,6 +729,7 @@ impl<P: NonNegative> Work<P> {
                 // the other terms of the pivot summed afresh (prefix and suffix
                 // sums, O(n)): its derivative then carries the factor
                 // rest_h / d_k, never a difference (see [`NonNegative::fraction`]).
+                let Scratch { column, suffix, .. } = &mut *scratch;
                 column.clear();
                 column.extend(alive.clone().map(|h| self.arcs[h * r + k].clone()));
                 suffix.clear();
@@ -621,15 +747,39 @@ impl<P: NonNegative> Work<P> {
                     if a.is_nil() {
                         continue;
                     }
-                    let l = a.fraction(&prefix.plus(&suffix[i + 1]));
+                    lower[h] = a.fraction(&prefix.plus(&suffix[i + 1]));
+                    applied[h] = true;
                     prefix = prefix.plus(a);
-                    keep(&mut self.arcs, h, l);
                 }
             }
-            if let (Some((l, _)), Some(y)) = (l_min, y_min) {
+            // Every product of the step is at least (smallest multiplier) ·
+            // (smallest entry of row k): one check per step finds underflow.
+            let row_k = &mut scratch.row;
+            row_k.clear();
+            row_k.extend_from_slice(&self.arcs[k * r + alive.start..k * r + alive.end]);
+            let l_min = smallest_formed(&lower[alive.clone()], &applied[alive.clone()]);
+            if let (Some(l), Some(y)) = (l_min, smallest(row_k)) {
                 // Both factors are non-zero: a zero product underflowed.
                 let p = l.times(y);
                 self.tiny |= p.is_nil() || p.is_extreme();
+            }
+            // The block's later rows whole; in the other rows only the
+            // block's later columns (at most three entries, the rest waits
+            // for the sweep), and nothing at the block's last step.
+            let whole = later.start * r + alive.start..later.end * r + alive.start;
+            for (h, row) in (later.start..).zip(self.arcs[whole].chunks_mut(r)) {
+                if applied[h] {
+                    accumulate(&mut row[..alive.len()], &[(&lower[h], &row_k[..])]);
+                }
+            }
+            if !later.is_empty() {
+                let y = &row_k[later.start - alive.start..later.end - alive.start];
+                for h in alive.clone().filter(|&h| applied[h] && !later.contains(&h)) {
+                    let row = &mut self.arcs[h * r + later.start..h * r + later.end];
+                    for (x, y) in row.iter_mut().zip(y) {
+                        x.add_product(&lower[h], y);
+                    }
+                }
             }
         }
         let root = &self.root[k];
@@ -672,6 +822,12 @@ struct Scratch<P> {
     suffix: Vec<P>,
     /// One row of `ν` being accumulated in the backward pass.
     acc: Vec<P>,
+    /// The rows of a block's words, restricted to the words alive after it.
+    ys: Vec<P>,
+    /// Whether each multiplier of a block's steps was formed.
+    applied: Vec<bool>,
+    /// A block's multipliers, when the caller keeps none.
+    lowers: Vec<P>,
 }
 
 impl<P> Scratch<P> {
@@ -681,8 +837,63 @@ impl<P> Scratch<P> {
             column: Vec::new(),
             suffix: Vec::new(),
             acc: Vec::new(),
+            ys: Vec::new(),
+            applied: Vec::new(),
+            lowers: Vec::new(),
         }
     }
+}
+
+/// `x += Σ_i l_i y_i` entry by entry, each entry's sum formed term after
+/// term in the order given: the same operations, bit for bit, as the
+/// rank-one updates `x += l_i y_i` one after the other, in one sweep over
+/// `x` per four terms (the loads and stores of `x`, and the loop's
+/// overhead, shared by four updates). Each `y_i` is at least as long as `x`.
+#[inline]
+fn accumulate<P: NonNegative>(x: &mut [P], terms: &[(&P, &[P])]) {
+    let n = x.len();
+    let mut t = terms;
+    loop {
+        match t {
+            [(a, ya), (b, yb), (c, yc), (d, yd), more @ ..] => {
+                let (ya, yb, yc, yd) = (&ya[..n], &yb[..n], &yc[..n], &yd[..n]);
+                for ((((x, ya), yb), yc), yd) in x.iter_mut().zip(ya).zip(yb).zip(yc).zip(yd) {
+                    x.add_product(a, ya);
+                    x.add_product(b, yb);
+                    x.add_product(c, yc);
+                    x.add_product(d, yd);
+                }
+                t = more;
+            }
+            [(a, ya), (b, yb), more @ ..] => {
+                for ((x, ya), yb) in x.iter_mut().zip(&ya[..n]).zip(&yb[..n]) {
+                    x.add_product(a, ya);
+                    x.add_product(b, yb);
+                }
+                t = more;
+            }
+            [(a, ya)] => {
+                for (x, ya) in x.iter_mut().zip(&ya[..n]) {
+                    x.add_product(a, ya);
+                }
+                return;
+            }
+            [] => return,
+        }
+    }
+}
+
+/// The smallest of the values of `xs` marked `formed` (by logarithm; the
+/// first of equals), zero included: a multiplier that underflowed counts.
+fn smallest_formed<'a, P: NonNegative>(xs: &'a [P], formed: &[bool]) -> Option<&'a P> {
+    let mut best: Option<(&P, f64)> = None;
+    for (x, _) in xs.iter().zip(formed).filter(|(_, &f)| f) {
+        let key = x.magnitude();
+        if best.is_none_or(|(_, k)| key < k) {
+            best = Some((x, key));
+        }
+    }
+    best.map(|(x, _)| x)
 }
 
 /// The smallest non-zero entry (by logarithm), if any.
@@ -762,31 +973,22 @@ impl<P: NonNegative> Elimination<P> {
         let mut work = Work::new(weights, rooting);
         let n = work.r;
         let half = if keep && n > 1 { n / 2 } else { 0 };
-        let mut pivots = Vec::with_capacity(n);
+        let mut steps = Vec::with_capacity(n);
         let mut scratch = Scratch::new();
-        let mut lowers = vec![P::nil(); half * n];
-        let mut root_lowers = Vec::with_capacity(half);
-        let mut roots_extreme = false;
         let mut head = None;
-        for k in 0..n - 1 {
-            if k < half {
-                roots_extreme |= work.root[k].value.is_extreme();
-                let lower = &mut lowers[k * n..(k + 1) * n];
-                let (pivot, root_lower) = work.eliminate(k, k + 1..n, Some(lower), &mut scratch);
-                pivots.push(pivot);
-                root_lowers.push(root_lower);
-            } else {
-                pivots.push(work.eliminate(k, k + 1..n, None, &mut scratch).0);
-            }
-            if k + 1 == half {
-                head = Some(Box::new(Head {
-                    work: work.clone(),
-                    lowers: std::mem::take(&mut lowers),
-                    root_lowers: std::mem::take(&mut root_lowers),
-                    roots_extreme,
-                }));
-            }
+        if half > 0 {
+            let mut lowers = vec![P::nil(); half * n];
+            work.eliminate_run(0, half, true, Some(&mut lowers), &mut steps, &mut scratch);
+            head = Some(Box::new(Head {
+                work: work.clone(),
+                lowers,
+                root_lowers: steps.iter().map(|(_, l)| l.clone()).collect(),
+                // A word's root weight is final once it is eliminated.
+                roots_extreme: work.root[..half].iter().any(|p| p.value.is_extreme()),
+            }));
         }
+        work.eliminate_run(half, n - 1 - half, true, None, &mut steps, &mut scratch);
+        let mut pivots: Vec<Leading<P>> = steps.into_iter().map(|(p, _)| p).collect();
         pivots.push(work.root[n - 1].clone());
         let tiny = work.tiny || work.root.iter().any(|p| p.value.is_extreme());
         Elimination {
@@ -1101,6 +1303,8 @@ fn run_pass<P: NonNegative>(
         roots_extreme: false,
         lowers: Vec::new(),
         root_lowers: Vec::new(),
+        steps: Vec::new(),
+        spare: Vec::new(),
         scratch: Scratch::new(),
     };
     let tiny = match start {
@@ -2260,6 +2464,10 @@ struct Pass<P> {
     lowers: Vec<P>,
     /// The root multipliers `ρ[k] / d_k` of the same steps.
     root_lowers: Vec<Leading<P>>,
+    /// The pivots and root multipliers of one branch's steps.
+    steps: Vec<(Leading<P>, Leading<P>)>,
+    /// Graphs no longer needed, whose buffers the next copies reuse.
+    spare: Vec<Work<P>>,
     scratch: Scratch<P>,
 }
 
@@ -2289,12 +2497,16 @@ fn gradient<P: NonNegative>(
         }
         pass.nu[base * n + base] = P::nil();
         pass.nu_root[base] = nu_root;
+        pass.spare.push(work);
         return Ok(tiny);
     }
     let half = r / 2;
     let mut tiny = work.tiny;
-    // The second branch takes the graph itself: no copy.
-    tiny |= branch(work.clone(), half..r, base, false, tiny, pass)?;
+    // The first branch takes a copy in a spare graph's buffers, the second
+    // the graph itself.
+    let mut copy = pass.spare.pop().unwrap_or_else(Work::empty);
+    copy.copy_from(&work);
+    tiny |= branch(copy, half..r, base, false, tiny, pass)?;
     tiny |= branch(work, 0..half, base, natural, tiny, pass)?;
     Ok(tiny)
 }
@@ -2315,7 +2527,6 @@ fn branch<P: NonNegative>(
 ) -> Result<bool, Numerical> {
     let r = g.r;
     let branch_natural = drop.start == 0;
-    let alive_after = |k: usize| if branch_natural { k + 1..r } else { 0..k };
     let order = |i: usize| {
         if branch_natural {
             drop.start + i
@@ -2327,21 +2538,36 @@ fn branch<P: NonNegative>(
     let lowers_at = pass.lowers.len();
     let roots_at = pass.root_lowers.len();
     pass.lowers.resize(lowers_at + steps * r, P::nil());
-    for i in 0..steps {
-        let k = order(i);
-        if natural && branch_natural {
-            pass.roots_extreme |= g.root[k].value.is_extreme();
-        }
-        let lower = &mut pass.lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
-        let (pivot, root_lower) = g.eliminate(k, alive_after(k), Some(lower), &mut pass.scratch);
+    let mut done = std::mem::take(&mut pass.steps);
+    done.clear();
+    let (first, forward) = if branch_natural {
+        (drop.start, true)
+    } else {
+        (drop.end - 1, false)
+    };
+    let lowers = &mut pass.lowers[lowers_at..];
+    g.eliminate_run(
+        first,
+        steps,
+        forward,
+        Some(lowers),
+        &mut done,
+        &mut pass.scratch,
+    );
+    if natural && branch_natural {
+        // A word's root weight is final once it is eliminated.
+        pass.roots_extreme |= g.root[drop.clone()].iter().any(|p| p.value.is_extreme());
+    }
+    for (i, (pivot, root_lower)) in done.drain(..).enumerate() {
         if pivot.is_nil() {
-            return Err(Numerical::Singular { pivot: k });
+            return Err(Numerical::Singular { pivot: order(i) });
         }
         if natural && branch_natural {
             pass.pivots.push(pivot);
         }
         pass.root_lowers.push(root_lower);
     }
+    pass.steps = done;
     finish(g, drop, base, natural, tiny, pass, (lowers_at, roots_at))
 }
 
@@ -2392,16 +2618,24 @@ fn finish<P: NonNegative>(
         acc.clear();
         acc.resize(keep.len(), P::nil());
         let lower = &lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
+        // Four rows of ν per sweep over `acc`, each entry summed in the
+        // order of h ([`accumulate`]).
+        let mut terms: [(&P, &[P]); 4] = [(&lower[0], &[]); 4];
+        let mut t = 0;
         for h in alive_after(k) {
             let l = &lower[h];
             if l.is_nil() {
                 continue;
             }
             let row = &nu[(base + h) * n + columns.start..(base + h) * n + columns.end];
-            for (a, x) in acc.iter_mut().zip(row) {
-                a.add_product(l, x);
+            terms[t] = (l, row);
+            t += 1;
+            if t == terms.len() {
+                accumulate(acc, &terms);
+                t = 0;
             }
         }
+        accumulate(acc, &terms[..t]);
         let root_lower = &root_lowers[roots_at + i];
         if !root_lower.is_nil() {
             for (a, root) in acc.iter_mut().zip(&nu_root[columns.clone()]) {
@@ -2523,6 +2757,8 @@ mod tests {
                         roots_extreme: false,
                         lowers: Vec::new(),
                         root_lowers: Vec::new(),
+                        steps: Vec::new(),
+                        spare: Vec::new(),
                         scratch: Scratch::new(),
                     };
                     if gradient(Work::new(&w, rooting), 0, true, &mut pass).is_err() {

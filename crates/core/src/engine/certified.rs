@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use super::dense::{self, DENSE_UNCERTAINTY};
 use super::eliminated::{eliminated_columns, eliminated_marginals};
 use super::{Dense, Eliminated, Factorization, Factors};
+use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::arc_entries;
@@ -50,10 +51,30 @@ pub const DENSE_MARGINALS_UP_TO: usize = 56;
 /// `1.3 n³` for every column. A speed policy: either route keeps 40 bits.
 pub const REPAIR_COLUMNS_UP_TO: f64 = 0.25;
 
+/// The largest `k` for which [`Certified`] scales a single-root graph's
+/// root row by `2^k` before the dense LU: `64`, root weights down to `2⁻⁶⁴`
+/// of the largest arc (root scores about 44 below the arcs'). Below that the
+/// row is left as it is, and the LU's estimate sends the graph to the
+/// elimination: entropy-type quantities multiply the errors of the
+/// marginals by `|ln w|`, up to the shift, and the dense marginals are
+/// certified to 40 bits where the elimination's keep about 50; at root
+/// scores −300 the scaled dense route gave a cross-entropy 44.4 bits
+/// (`tests/honest.rs`, against the 45 asked).
+const ROOT_SCALE_UP_TO: i32 = 64;
+
 /// A Laplacian factorised densely and, where the dense factorisation cannot
 /// be trusted, by the cancellation-free elimination ([`Eliminated`]).
 ///
-/// The dense LU `F` comes first (`2n³/3` flops). Its own `O(n²)` estimate
+/// The dense LU `F` comes first (`2n³/3` flops). Single-root, the root row
+/// of the Laplacian is first scaled by an exact power of two `2^k` that
+/// brings its largest weight into `[1, 2)` (for `k ≤ 64`, see
+/// `ROOT_SCALE_UP_TO`): every single-root tree has one root arc, so `Z`
+/// scales by `2^k` and no marginal moves, and root scores far below the
+/// arcs' (−40) no longer leave a row of tiny entries whose pivots make the
+/// LU's estimate of its own error huge. (Partial pivoting's backward error
+/// is row-wise: the LU of such a row was accurate, its estimate was not;
+/// the answers are unscaled exactly, `ln Z` by `k ln 2` to about twice
+/// `f64`'s precision.) Its own `O(n²)` estimate
 /// of the error of `ln |det L|`, `ε Σ_k c_k / |u_kk|`
 /// ([`Factorization::ln_det_error`]), decides:
 ///
@@ -100,16 +121,33 @@ pub const REPAIR_COLUMNS_UP_TO: f64 = 0.25;
 ///   it). No rigorous bound sharper than `e` is known that is as cheap:
 ///   rigorous forward-error bounds of triangular solves grow like `n² ε`,
 ///   above the `8 n ε` used;
-/// * **not certified** (root weights tiny next to arc weights, pivot
-///   cancellation): every answer comes from the elimination, formed then.
+/// * **not certified** (multi-root, root weights tiny next to arc weights;
+///   pivot cancellation): every answer comes from the elimination, formed
+///   then.
 ///
-/// Solves, the inverse and the adjugate always come from the dense LU;
+/// When `ln Z` is certified and the elimination answers only the marginals
+/// or derivatives, it runs without its forward elimination (`n³/3`), and
+/// its marginals, once computed, serve the derivatives too (no second
+/// marginal pass on graphs with a nearly certain word).
+///
+/// Solves, the inverse and the adjugate always come from the dense LU
+/// (of the scaled Laplacian, unscaled exactly: `X = L'⁻¹ D` for
+/// `L' = D L`, `D = diag(2^k, 1, …, 1)`);
 /// `∂Z/∂w` always from the elimination (`Z ν`, relative accuracy entry by
 /// entry), and the model treats these factors as cancellation-free
 /// ([`Factors::cancellation_free`]): it never reads second-order answers
 /// from the inverse.
 pub struct Certified<F: Factorization<Scalar = f64>> {
+    /// The weights as given.
+    weights: Matrix<f64>,
+    /// Single-root: the power of two `2^k` the root row of the dense
+    /// Laplacian is scaled by (`1` multi-root).
+    root_scale: PowerOfTwo,
+    /// The Laplacian of the weights with the root row scaled by `2^k`.
     dense: Dense<F>,
+    /// `X = L⁻¹` of the unscaled Laplacian, when `k ≠ 0` (column `0` of the
+    /// scaled one's times `2^k`).
+    inverse: OnceLock<Result<Matrix<f64>, Numerical>>,
     certified: bool,
     /// The estimated relative error of an entry of `X`, when certified.
     entry_error: f64,
@@ -136,16 +174,31 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     /// (`2n³/3` flops), checks it in `O(n²)`, and eliminates (`n³/3`) only
     /// if the check fails.
     pub fn new(weights: Matrix<f64>, rooting: Rooting, factorize: fn(Matrix<f64>) -> F) -> Self {
-        let dense = Dense::new(weights, rooting, factorize);
+        // Single-root, every tree has one root arc: the root row scaled by an
+        // exact power of two scales Z by it and moves no marginal, and root
+        // weights far below the arcs' (root scores −40) no longer make the
+        // LU's estimate of its own error huge (the row of the Laplacian that
+        // holds them is then of the size of the others).
+        let scale = root_scale(&weights, rooting);
+        let scale = if scale.0 <= ROOT_SCALE_UP_TO {
+            scale
+        } else {
+            PowerOfTwo(0)
+        };
+        let dense = Dense::new(scale.scaled_roots(&weights), rooting, factorize);
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
+        let ln = unscaled_ln(ln, scale);
         let certified = dense.zero_pivot().is_none()
             && sign == Sign::Positive
             && ln.is_finite()
             && error <= CERTIFY_LN_DET.min(2f64.powi(-42) * ln.abs().max(1.0));
-        let n = dense.weights().rows().saturating_sub(1);
+        let n = weights.rows().saturating_sub(1);
         let certified_factors = Certified {
+            weights,
+            root_scale: scale,
             dense,
+            inverse: OnceLock::new(),
             certified,
             entry_error: error + 8.0 * n as f64 * f64::EPSILON,
             eliminated: OnceLock::new(),
@@ -181,11 +234,20 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     /// The elimination, formed on first use.
     fn eliminated(&self) -> &Eliminated<f64, F> {
         self.eliminated.get_or_init(|| {
-            Eliminated::new(
-                self.dense.weights().clone(),
-                self.dense.rooting(),
-                self.factorize,
-            )
+            let (weights, rooting) = (self.weights.clone(), self.dense.rooting());
+            if !self.certified {
+                return Eliminated::new(weights, rooting, self.factorize);
+            }
+            // ln Z is certified: no forward elimination for it, and the
+            // elimination's marginals, if they were computed, are not
+            // computed again.
+            let marginals = self
+                .marginals
+                .get()
+                .filter(|(_, dense, _)| !dense)
+                .map(|(mu, _, _)| mu.clone());
+            let (_, log_z) = self.ln_abs_det();
+            Eliminated::with_log_partition(weights, rooting, self.factorize, log_z, marginals)
         })
     }
 
@@ -253,7 +315,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     type Scalar = f64;
 
     fn weights(&self) -> &Matrix<f64> {
-        self.dense.weights()
+        &self.weights
     }
 
     fn rooting(&self) -> Rooting {
@@ -270,7 +332,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 
     fn det(&self) -> f64 {
         if self.certified {
-            self.dense.det()
+            PowerOfTwo(-self.root_scale.0).apply(self.dense.det())
         } else {
             self.eliminated().det()
         }
@@ -278,27 +340,66 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 
     fn ln_abs_det(&self) -> (Sign, f64) {
         if self.certified {
-            self.dense.ln_abs_det()
+            let (sign, ln) = self.dense.ln_abs_det();
+            (sign, unscaled_ln(ln, self.root_scale))
         } else {
             self.eliminated().ln_abs_det()
         }
     }
 
+    /// `X = L⁻¹`: with the root row (row `0`) of the factorised Laplacian
+    /// scaled, `L' = D L` with `D = diag(2^k, 1, …)`, so `X = L'⁻¹ D`
+    /// (column `0` times `2^k`, exact).
     fn inverse(&self) -> Result<&Matrix<f64>, Numerical> {
         self.inverse_formed.store(true, Ordering::Relaxed);
-        self.dense.inverse()
+        if self.root_scale.0 == 0 {
+            return self.dense.inverse();
+        }
+        self.inverse
+            .get_or_init(|| {
+                let mut x = self.dense.inverse()?.clone();
+                for i in 0..x.rows() {
+                    x[(i, 0)] = self.root_scale.apply(x[(i, 0)]);
+                }
+                Ok(x)
+            })
+            .as_ref()
+            .map_err(|&e| e)
     }
 
+    /// `L x = b` is `L' x = D b`: row `0` of `b` times `2^k` first.
     fn solve(&self, rhs: &mut Matrix<f64>) -> Result<(), Numerical> {
+        if self.root_scale.0 != 0 {
+            for j in 0..rhs.cols() {
+                rhs[(0, j)] = self.root_scale.apply(rhs[(0, j)]);
+            }
+        }
         self.dense.solve(rhs)
     }
 
+    /// `Lᵀ x = b` is `L'ᵀ (D⁻¹ x) = b`: row `0` of the solution times `2^k`.
     fn solve_transpose(&self, rhs: &mut Matrix<f64>) -> Result<(), Numerical> {
-        self.dense.solve_transpose(rhs)
+        self.dense.solve_transpose(rhs)?;
+        if self.root_scale.0 != 0 {
+            for j in 0..rhs.cols() {
+                rhs[(0, j)] = self.root_scale.apply(rhs[(0, j)]);
+            }
+        }
+        Ok(())
     }
 
+    /// `adj L = adj(L') D / 2^k`: every column but `0` divided by `2^k`.
     fn adjugate(&self) -> Matrix<f64> {
-        self.dense.adjugate()
+        let mut adj = self.dense.adjugate();
+        if self.root_scale.0 != 0 {
+            let down = PowerOfTwo(-self.root_scale.0);
+            for i in 0..adj.rows() {
+                for j in 1..adj.cols() {
+                    adj[(i, j)] = down.apply(adj[(i, j)]);
+                }
+            }
+        }
+        adj
     }
 
     /// Dense where every entry is certified, the elimination's in the
@@ -322,7 +423,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                             if self.dense.rooting() == Rooting::Multi
                                 || dense::nearly_certain_word(
                                     &mu,
-                                    self.dense.weights(),
+                                    &self.weights,
                                     Rooting::Single,
                                     DENSE_UNCERTAINTY,
                                 )
@@ -360,7 +461,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         self.inverse_formed.store(true, Ordering::Relaxed);
         if dense::nearly_certain_word(
             &self.marginals()?,
-            self.dense.weights(),
+            &self.weights,
             self.dense.rooting(),
             DENSE_UNCERTAINTY,
         )
@@ -379,4 +480,18 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     fn cancellation_free(&self) -> bool {
         true
     }
+}
+
+/// `ln |det L|` from `ln |det L'|`, `L'` the Laplacian with its root row
+/// scaled by `2^k`.
+pub(crate) fn unscaled_ln(ln: f64, scale: PowerOfTwo) -> f64 {
+    // k ln 2 to about twice f64's precision: the rounded product, its
+    // rounding error (an exact fused multiply-add) and the part of ln 2
+    // below `LN_2`; at k = 433 (root scores −300) the rounded product alone
+    // is off by 2⁻⁴⁵, more than ln Z may lose next to a small entropy.
+    const LN_2_LOW: f64 = 2.319_046_813_846_299_6e-17;
+    let k = f64::from(scale.0);
+    let product = k * std::f64::consts::LN_2;
+    let error = k.mul_add(std::f64::consts::LN_2, -product);
+    (ln - product) - (error + k * LN_2_LOW)
 }

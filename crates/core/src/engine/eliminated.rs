@@ -130,7 +130,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             let e = Elimination::new(&logs, rooting);
             (log_z, zero_pivot) = (e.log_partition(), e.zero_pivot());
         }
-        log_z -= f64::from(root_scale.0) * std::f64::consts::LN_2;
+        log_z = super::certified::unscaled_ln(log_z, root_scale);
         Eliminated {
             weights,
             scaled,
@@ -142,6 +142,40 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             zero_pivot,
             marginals: OnceLock::new(),
             forward: (P::F64_PIVOTS && !elimination.is_extreme()).then_some(elimination),
+            dense: OnceLock::new(),
+            factorize,
+        }
+    }
+
+    /// The elimination of a graph whose `ln Z` (`log_z`, finite) is known
+    /// already, from a certified dense LU ([`super::Certified`]): no forward
+    /// elimination, `O(n²)`; the marginals, when given (the elimination's own,
+    /// computed before), are kept rather than computed again. Derivatives
+    /// and `∂Z/∂w` are formed on first use as in [`Eliminated::new`].
+    pub(crate) fn with_log_partition(
+        weights: Matrix<f64>,
+        rooting: Rooting,
+        factorize: fn(Matrix<f64>) -> F,
+        log_z: f64,
+        marginals: Option<Result<Matrix<f64>, Numerical>>,
+    ) -> Self {
+        let root_scale = elimination::root_scale(&weights, rooting);
+        let scaled = root_scale.scaled_roots::<f64>(&weights);
+        let cached = OnceLock::new();
+        if let Some(mu) = marginals {
+            let _ = cached.set(mu);
+        }
+        Eliminated {
+            weights,
+            scaled,
+            root_scale,
+            number: std::marker::PhantomData,
+            rooting,
+            log_z,
+            det: OnceLock::new(),
+            zero_pivot: None,
+            marginals: cached,
+            forward: None,
             dense: OnceLock::new(),
             factorize,
         }
