@@ -99,12 +99,9 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     /// Eliminates the words of `weights` in `P`, `n³/3` multiply-adds;
     /// `factorize` is the dense factorisation used for solves.
     pub fn new(weights: Matrix<f64>, rooting: Rooting, factorize: fn(Matrix<f64>) -> F) -> Self {
-        // Single-root, the root row scaled by 2^k exactly: Z scales by 2^k,
-        // the marginals do not move, and in log space a root weight far
-        // below the arcs no longer carries |shift| ε.
-        let root_scale = elimination::root_scale(&weights, rooting);
-        let scaled = root_scale.scaled_roots::<f64>(&weights);
-        let elimination_weights = scaled.map(|&w| P::from_weight(w));
+        let mut eliminated = Self::unfactorised(weights, rooting, factorize, f64::NAN);
+        let root_scale = eliminated.root_scale;
+        let elimination_weights = eliminated.scaled.map(|&w| P::from_weight(w));
         // On f64 the first half is kept for the marginals (1.5 n² numbers):
         // their divide and conquer then skips a fifth of its work. (In log
         // space the marginals run in f64 from the weights instead.)
@@ -113,10 +110,9 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         } else {
             Elimination::new(&elimination_weights, rooting)
         };
-        let det = OnceLock::new();
         if P::F64_PIVOTS {
             let product = scaled_product(elimination.pivots());
-            let _ = det.set(unscaled(
+            let _ = eliminated.det.set(unscaled(
                 product.filter(|_| !elimination.is_extreme()),
                 root_scale,
             ));
@@ -130,21 +126,10 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             let e = Elimination::new(&logs, rooting);
             (log_z, zero_pivot) = (e.log_partition(), e.zero_pivot());
         }
-        log_z = super::certified::unscaled_ln(log_z, root_scale);
-        Eliminated {
-            weights,
-            scaled,
-            root_scale,
-            number: std::marker::PhantomData,
-            rooting,
-            log_z,
-            det,
-            zero_pivot,
-            marginals: OnceLock::new(),
-            forward: (P::F64_PIVOTS && !elimination.is_extreme()).then_some(elimination),
-            dense: OnceLock::new(),
-            factorize,
-        }
+        eliminated.log_z = super::certified::unscaled_ln(log_z, root_scale);
+        eliminated.zero_pivot = zero_pivot;
+        eliminated.forward = (P::F64_PIVOTS && !elimination.is_extreme()).then_some(elimination);
+        eliminated
     }
 
     /// The elimination of a graph whose `ln Z` (`log_z`, finite) is known
@@ -159,12 +144,26 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         log_z: f64,
         marginals: Option<Result<Matrix<f64>, Numerical>>,
     ) -> Self {
+        let eliminated = Self::unfactorised(weights, rooting, factorize, log_z);
+        if let Some(mu) = marginals {
+            let _ = eliminated.marginals.set(mu);
+        }
+        eliminated
+    }
+
+    /// The weights and their root-scaled copy, `ln Z = log_z`, `Z > 0`,
+    /// nothing eliminated or cached yet. `O(n²)`.
+    fn unfactorised(
+        weights: Matrix<f64>,
+        rooting: Rooting,
+        factorize: fn(Matrix<f64>) -> F,
+        log_z: f64,
+    ) -> Self {
+        // Single-root, the root row scaled by 2^k exactly: Z scales by 2^k,
+        // the marginals do not move, and in log space a root weight far
+        // below the arcs no longer carries |shift| ε.
         let root_scale = elimination::root_scale(&weights, rooting);
         let scaled = root_scale.scaled_roots::<f64>(&weights);
-        let cached = OnceLock::new();
-        if let Some(mu) = marginals {
-            let _ = cached.set(mu);
-        }
         Eliminated {
             weights,
             scaled,
@@ -174,7 +173,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             log_z,
             det: OnceLock::new(),
             zero_pivot: None,
-            marginals: cached,
+            marginals: OnceLock::new(),
             forward: None,
             dense: OnceLock::new(),
             factorize,

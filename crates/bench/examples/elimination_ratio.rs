@@ -1,0 +1,45 @@
+//! The accurate default against the dense path on inputs that need the
+//! elimination, for both rootings: `ln Z` + marginals of the speed table's
+//! `N(0, 2²)` graphs with root scores shifted by `SHIFT`, on `accurate`,
+//! against the same op of the unshifted graph on the dense engine
+//! (`ShiftedF64`), medians of `GROUPS` timing groups:
+//! `cargo run --release -p spantree-bench --example elimination_ratio -- [SHIFT] [GROUPS] [N...]`
+//! (defaults `−40 11 36 100`). Single-root graphs with root scores down to
+//! about −44 take the dense route after an exact rescaling of the root row
+//! (`spantree_core::Certified`); multi-root ones at −40 need the
+//! elimination (the diagonal `ρ_m + Σ_h A[h][m]` cannot hold `ρ_m`).
+
+use spantree_bench::speed::{median_time, Inputs};
+use spantree_core::{Engine, Graph, Model, Rooting};
+
+fn op<E: Engine<Scalar = f64>>(engine: E, g: &Graph, rooting: Rooting) -> f64 {
+    let m = Model::new(engine, g, rooting).expect("valid graph");
+    m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let shift: f64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(-40.0);
+    let groups: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(11);
+    let sizes: Vec<usize> = match args.get(2..) {
+        Some(rest) if !rest.is_empty() => rest.iter().filter_map(|s| s.parse().ok()).collect(),
+        _ => vec![36, 100],
+    };
+    println!("| n | rooting | accurate, root scores {shift} µs | dense, unshifted µs | ratio |");
+    println!("|---|---|---|---|---|");
+    for n in sizes {
+        let plain = Inputs::new(n, 2021).p;
+        let shifted = Inputs::new(n, 2021).with_root_shift(shift).p;
+        for rooting in Rooting::ALL {
+            let accurate = median_time(groups, || op(spantree_faer::Accurate, &shifted, rooting));
+            let dense = median_time(groups, || op(spantree_faer::ShiftedF64, &plain, rooting));
+            println!(
+                "| {n} | {} | {:.1} | {:.1} | {:.2} |",
+                rooting.name(),
+                accurate * 1e6,
+                dense * 1e6,
+                accurate / dense
+            );
+        }
+    }
+}
