@@ -244,8 +244,9 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
         self.over(&self.plus(rest))
     }
     /// Whether [`NonNegative::fraction`] reads `rest` apart (the tangent
-    /// types do). When it does not, the elimination divides each entry of
-    /// the pivot column by the pivot itself, `a / d_k`, and skips the prefix
+    /// types do). When it does not, the elimination multiplies each entry of
+    /// the pivot column by the pivot's reciprocal, `a · (1/d_k)` (one
+    /// division per step, two roundings per multiplier), and skips the prefix
     /// and suffix sums that form every `rest` afresh (two dependent chains of
     /// additions per step, a fifth of a step's time at `n = 36`); in exact
     /// arithmetic `a + rest = d_k`, and either way the multiplier is a
