@@ -109,6 +109,14 @@ impl<E: Engine> Model<E> {
         &self.engine
     }
 
+    /// The engine's factors of the Laplacian, for reports that ask which
+    /// route answered (e.g. [`Certified::is_certified`](crate::Certified::is_certified)).
+    /// Not part of the stable API.
+    #[doc(hidden)]
+    pub fn factors(&self) -> &E::Factors {
+        &self.factors
+    }
+
     /// The `f64` graph the model was built from ([`Model::new`] only).
     pub fn graph(&self) -> Option<&Graph<f64>> {
         self.source.as_ref()
