@@ -197,9 +197,8 @@ fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed:
     );
     for threads in [1, 2] {
         let op = median5(&|| speed::corpus_pass(&graphs, threads));
-        let kernel = median5(&|| {
-            speed::corpus_kernel_pass(&scores, speed::KernelEngine::Spantree, threads)
-        });
+        let kernel =
+            median5(&|| speed::corpus_kernel_pass(&scores, speed::KernelEngine::Spantree, threads));
         let faer =
             median5(&|| speed::corpus_kernel_pass(&scores, speed::KernelEngine::Faer, threads));
         println!("| {threads} | {op:.1} | {kernel:.1} | {faer:.1} |");
