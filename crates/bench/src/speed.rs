@@ -535,7 +535,8 @@ pub fn route_of(g: &Graph) -> Route {
         let allowed = cells.iter().filter(|c| c.1).count();
         let top = cells.iter().map(|c| c.0).fold(0.0, f64::max);
         let sum: f64 = cells.iter().map(|c| c.0).sum();
-        allowed > 1 && !(sum - top >= spantree_core::engine::DENSE_UNCERTAINTY)
+        let u: f64 = sum - top;
+        allowed > 1 && (u.is_nan() || u < spantree_core::engine::DENSE_UNCERTAINTY)
     };
     let word = (1..n1).any(|m| {
         spread(
