@@ -204,10 +204,17 @@ impl Factorization for Lu {
     /// last pivot of rounding size, and this estimate near `1`.
     fn ln_det_error(&self) -> f64 {
         let n = self.n;
-        let column = |k: usize| (0..n).map(|i| self.original[(i, k)].abs()).sum::<f64>();
+        // The column sums row by row (no strided access), each adding its
+        // rows in order: the same sums as column by column.
+        let mut column = vec![0.0; n];
+        for row in self.original.as_slice().chunks_exact(n.max(1)) {
+            for (c, a) in column.iter_mut().zip(row) {
+                *c += a.abs();
+            }
+        }
         let ratio: f64 = (0..n)
             .filter(|&k| self.pivots[k] != 0.0)
-            .map(|k| column(k) / self.pivots[k].abs())
+            .map(|k| column[k] / self.pivots[k].abs())
             .sum();
         f64::EPSILON * ratio
     }

@@ -2,12 +2,29 @@
 //! `op_loop [OP] [N] [REPS] [ROOT_SHIFT] [ENGINE]`, e.g.
 //! `cargo run --release -p spantree-bench --example op_loop -- grad_entropy 36 20000 0 log`
 //! (defaults: `grad_entropy 100 1000 0 accurate`; engines `accurate`, `log`, `f64`).
+//!
+//! `op_loop corpus DIR [PASSES]` runs the whole-corpus pass (entropy +
+//! gradient of every sentence of the treebanks under `DIR`, `accurate`, one
+//! thread) `PASSES` times (default 20), e.g. under `perf record`.
 
 use spantree_bench::speed::{run_op, Inputs, Op};
 use spantree_core::Engine;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("corpus") {
+        let dir = std::path::Path::new(args.get(2).expect("op_loop corpus DIR [PASSES]"));
+        let passes: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
+        let (graphs, _) = spantree_bench::speed::corpus_graphs(dir, 2021).expect("treebanks");
+        let start = std::time::Instant::now();
+        let mut sum = 0.0;
+        for _ in 0..passes {
+            sum += spantree_bench::speed::corpus_pass(&graphs, 1);
+        }
+        let per = start.elapsed().as_secs_f64() / passes as f64;
+        println!("corpus: {:.1} ms per pass ({sum})", per * 1e3);
+        return;
+    }
     let op = Op::ALL
         .into_iter()
         .find(|o| o.name() == args.get(1).map_or("grad_entropy", String::as_str))

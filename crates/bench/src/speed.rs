@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, SolveCore};
 use faer::{Conj, Mat};
-use spantree_core::{ArcFeatures, Engine, Factorization, Graph, Matrix, Model, Rooting};
+use spantree_core::{ArcFeatures, Engine, Factorization, Factors, Graph, Matrix, Model, Rooting};
 use spantree_faer::Lu;
 
 use crate::{normal_graph, sparse_features};
@@ -209,44 +209,55 @@ fn laplacian_of(scores: &Matrix<f64>) -> Matrix<f64> {
     l
 }
 
+/// The bare kernel of one score matrix (`−∞` off the arcs): exponentials
+/// and Laplacian, its LU, and optionally the inverse and two solves with
+/// `n` right-hand sides, on `engine`; returns a number so that nothing is
+/// optimised away.
+///
+/// # Panics
+/// If the Laplacian is singular (finite scores make it nonsingular).
+pub fn kernel_of(scores: &Matrix<f64>, engine: KernelEngine, inverse: bool, solves: bool) -> f64 {
+    let l = laplacian_of(scores);
+    let n = l.rows();
+    match engine {
+        KernelEngine::Faer => {
+            let a = Mat::from_fn(n, n, |r, c| l[(r, c)]);
+            let lu = PartialPivLu::new(a.as_ref());
+            let mut out = lu.U()[(0, 0)];
+            if inverse {
+                let x = lu.inverse();
+                out += x[(0, 0)];
+                if solves {
+                    let mut b = x.clone();
+                    lu.solve_in_place_with_conj(Conj::No, b.as_mut());
+                    lu.solve_transpose_in_place_with_conj(Conj::No, b.as_mut());
+                    out += b[(0, 0)];
+                }
+            }
+            out
+        }
+        KernelEngine::Spantree => {
+            let lu = Lu::new(l);
+            let mut out = lu.pivots()[0];
+            if inverse {
+                let x = lu.inverse().expect("nonsingular");
+                out += x[(0, 0)];
+                if solves {
+                    let mut b = x.clone();
+                    lu.solve(&mut b).expect("nonsingular");
+                    lu.solve_transpose(&mut b).expect("nonsingular");
+                    out += b[(0, 0)];
+                }
+            }
+            out
+        }
+    }
+}
+
 /// Runs the bare `kernel` once on `engine`.
 pub fn run_kernel(kernel: Kernel, engine: KernelEngine, i: &Inputs) -> f64 {
     let one = |scores: &Matrix<f64>, inverse: bool, solves: bool| -> f64 {
-        let l = laplacian_of(scores);
-        let n = l.rows();
-        match engine {
-            KernelEngine::Faer => {
-                let a = Mat::from_fn(n, n, |r, c| l[(r, c)]);
-                let lu = PartialPivLu::new(a.as_ref());
-                let mut out = lu.U()[(0, 0)];
-                if inverse {
-                    let x = lu.inverse();
-                    out += x[(0, 0)];
-                    if solves {
-                        let mut b = x.clone();
-                        lu.solve_in_place_with_conj(Conj::No, b.as_mut());
-                        lu.solve_transpose_in_place_with_conj(Conj::No, b.as_mut());
-                        out += b[(0, 0)];
-                    }
-                }
-                out
-            }
-            KernelEngine::Spantree => {
-                let lu = Lu::new(l);
-                let mut out = lu.pivots()[0];
-                if inverse {
-                    let x = lu.inverse().expect("nonsingular");
-                    out += x[(0, 0)];
-                    if solves {
-                        let mut b = x.clone();
-                        lu.solve(&mut b).expect("nonsingular");
-                        lu.solve_transpose(&mut b).expect("nonsingular");
-                        out += b[(0, 0)];
-                    }
-                }
-                out
-            }
-        }
+        kernel_of(scores, engine, inverse, solves)
     };
     match kernel {
         Kernel::ExpLu => one(&i.scores, false, false),
@@ -406,6 +417,233 @@ pub fn corpus_pass(graphs: &[Graph], threads: usize) -> f64 {
             })
             .sum()
     })
+}
+
+/// The score graphs of the whole corpus: every sentence of every treebank
+/// under `dir` (one subdirectory of `.conllu` files each), scored by a fixed
+/// random model, `N(0, 1)` noise with gold arcs `+3`, seeded per sentence.
+/// Returns the graphs and the number of treebanks.
+///
+/// # Errors
+/// When the treebanks cannot be read.
+pub fn corpus_graphs(
+    dir: &std::path::Path,
+    seed: u64,
+) -> Result<(Vec<Graph>, usize), crate::report::ReportError> {
+    use crate::report::data::{load_treebanks, sentence_seed, ScoreModel};
+    let banks = load_treebanks(dir)?;
+    let model = ScoreModel {
+        sigma: 1.0,
+        bonus: 3.0,
+        seed,
+    };
+    let graphs = banks
+        .iter()
+        .enumerate()
+        .flat_map(|(b, bank)| {
+            bank.sentences
+                .iter()
+                .enumerate()
+                .map(move |(k, s)| model.graph(&s.heads(), sentence_seed(seed, b, k)))
+        })
+        .collect();
+    Ok((graphs, banks.len()))
+}
+
+/// The bare kernel of every graph (exponentials, LU, inverse and two
+/// solves: that of `grad_entropy`) on `threads` worker threads, as
+/// [`corpus_pass`] runs the op: the floor of the whole-corpus time. `scores`
+/// are the graphs' score matrices ([`score_matrix_of`]).
+///
+/// # Panics
+/// If the pool cannot start or a Laplacian is singular.
+pub fn corpus_kernel_pass(scores: &[Matrix<f64>], engine: KernelEngine, threads: usize) -> f64 {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    pool.install(|| {
+        scores
+            .par_iter()
+            .map(|s| kernel_of(s, engine, true, true))
+            .sum()
+    })
+}
+
+/// The `(n+1) × (n+1)` score matrix of an unlabeled graph of scores, `−∞`
+/// off the arcs (the input of the bare kernels).
+pub fn score_matrix_of(g: &Graph) -> Matrix<f64> {
+    score_matrix(g)
+}
+
+/// Which route [`spantree_faer::Accurate`] took for the entropy and its
+/// gradient of one single-root graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Route {
+    /// `ln det` certified, dense marginals certified entry by entry, dense
+    /// vector–Jacobian product.
+    Dense,
+    /// `ln det` certified, but a dense marginal failed its entry-wise test:
+    /// the marginals from the elimination (single-root: every column), the
+    /// product dense.
+    MarginalsEliminated,
+    /// `ln det` certified, but a word is nearly certain
+    /// (`DENSE_UNCERTAINTY`): marginals and product from the elimination.
+    NearlyCertain,
+    /// The `ln det` test failed: everything from the elimination.
+    NotCertified,
+}
+
+impl Route {
+    /// Every route, in table order.
+    pub const ALL: [Route; 4] = [
+        Route::Dense,
+        Route::MarginalsEliminated,
+        Route::NearlyCertain,
+        Route::NotCertified,
+    ];
+
+    /// The route's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Dense => "dense",
+            Route::MarginalsEliminated => "marginals eliminated",
+            Route::NearlyCertain => "nearly certain word",
+            Route::NotCertified => "ln det not certified",
+        }
+    }
+}
+
+/// The route of one single-root graph on `Accurate`, read off its factors
+/// after the marginals; the nearly certain test is that of the default
+/// engine (`Σ_h μ_hm − max_h μ_hm < DENSE_UNCERTAINTY` for a word with two
+/// allowed heads or more, the root's row counting as a word).
+///
+/// # Panics
+/// If the marginals fail (they do not on valid corpus graphs).
+pub fn route_of(g: &Graph) -> Route {
+    let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
+    let mu = m.marginals().expect("marginals");
+    let f = m.factors();
+    if !f.is_certified() {
+        return Route::NotCertified;
+    }
+    let w = f.weights();
+    let n1 = mu.rows();
+    let spread = |cells: Vec<(f64, bool)>| {
+        let allowed = cells.iter().filter(|c| c.1).count();
+        let top = cells.iter().map(|c| c.0).fold(0.0, f64::max);
+        let sum: f64 = cells.iter().map(|c| c.0).sum();
+        let u: f64 = sum - top;
+        allowed > 1 && (u.is_nan() || u < spantree_core::engine::DENSE_UNCERTAINTY)
+    };
+    let word = (1..n1).any(|m| {
+        spread(
+            (0..n1)
+                .filter(|&h| h != m)
+                .map(|h| (mu[(h, m)], w[(h, m)] != 0.0))
+                .collect(),
+        )
+    });
+    let root = n1 > 1 && spread((1..n1).map(|m| (mu[(0, m)], w[(0, m)] != 0.0)).collect());
+    if word || root {
+        Route::NearlyCertain
+    } else if f.dense_marginals_used() {
+        Route::Dense
+    } else {
+        Route::MarginalsEliminated
+    }
+}
+
+/// The sentence-length buckets of the route table: `(label, least, most)`.
+pub const BUCKETS: [(&str, usize, usize); 4] = [
+    ("≤ 10", 1, 10),
+    ("11–20", 11, 20),
+    ("21–40", 21, 40),
+    ("> 40", 41, usize::MAX),
+];
+
+/// Per length bucket and route: sentences and the single-thread seconds of
+/// entropy + gradient on `Accurate` (each sentence timed alone, the median
+/// of `repeats` runs), with the bare kernel's seconds of the same
+/// sentences; as a markdown table.
+///
+/// # Panics
+/// If a sentence fails.
+pub fn route_table(graphs: &[Graph], repeats: usize) -> String {
+    let time = |f: &dyn Fn() -> f64| {
+        let mut t: Vec<f64> = (0..repeats.max(1))
+            .map(|_| {
+                let start = std::time::Instant::now();
+                black_box(f());
+                start.elapsed().as_secs_f64()
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    // [bucket][route] = (sentences, accurate s, kernel s, log s)
+    let mut cells = [[(0usize, 0.0f64, 0.0f64, 0.0f64); 4]; 4];
+    for g in graphs {
+        let b = BUCKETS
+            .iter()
+            .position(|&(_, lo, hi)| (lo..=hi).contains(&g.n()))
+            .expect("a bucket");
+        let r = Route::ALL
+            .iter()
+            .position(|&r| r == route_of(g))
+            .expect("a route");
+        let scores = score_matrix(g);
+        let op = |engine: &dyn Fn() -> f64| time(engine);
+        let accurate = op(&|| {
+            let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
+            m.entropy().expect("entropy") + m.grad_entropy().expect("gradient")[0][(0, 1)]
+        });
+        let log = op(&|| {
+            let m = Model::new(spantree_faer::ShiftedF64, g, Rooting::Single).expect("valid");
+            m.entropy().expect("entropy") + m.grad_entropy().expect("gradient")[0][(0, 1)]
+        });
+        let kernel = time(&|| kernel_of(&scores, KernelEngine::Spantree, true, true));
+        let c = &mut cells[b][r];
+        c.0 += 1;
+        c.1 += accurate;
+        c.2 += kernel;
+        c.3 += log;
+    }
+    let total: f64 = cells.iter().flatten().map(|c| c.1).sum();
+    let mut s = String::from(
+        "| words | route | sentences | accurate ms | share of accurate | log ms | kernel ms | accurate ÷ kernel |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for (b, row) in cells.iter().enumerate() {
+        for (r, c) in row.iter().enumerate() {
+            if c.0 == 0 {
+                continue;
+            }
+            s += &format!(
+                "| {} | {} | {} | {:.2} | {:.1}% | {:.2} | {:.2} | {:.2} |\n",
+                BUCKETS[b].0,
+                Route::ALL[r].name(),
+                c.0,
+                c.1 * 1e3,
+                100.0 * c.1 / total,
+                c.3 * 1e3,
+                c.2 * 1e3,
+                c.1 / c.2
+            );
+        }
+    }
+    let sum = |k: fn(&(usize, f64, f64, f64)) -> f64| cells.iter().flatten().map(k).sum::<f64>();
+    s += &format!(
+        "| all | all | {} | {:.2} | 100% | {:.2} | {:.2} | {:.2} |\n",
+        graphs.len(),
+        total * 1e3,
+        sum(|c| c.3) * 1e3,
+        sum(|c| c.2) * 1e3,
+        total / sum(|c| c.2)
+    );
+    s
 }
 
 /// Inputs that need the elimination: `p`'s root scores shifted by `shift`

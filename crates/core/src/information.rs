@@ -158,6 +158,20 @@ where
     /// ```
     pub fn entropy(&self) -> Result<E::Scalar> {
         let ln_det = self.ln_det_scaled()?;
+        if self.prepared.from_scores && self.graph().is_some() {
+            // One score per arc: the contraction of `contract_label_marginals`
+            // in the same order, the log-weights read off the scores in
+            // passing (no matrix of them).
+            let mu = self.marginals()?;
+            let mu = mu.as_slice();
+            let mut total = E::Scalar::zero();
+            self.visit_log_weights_from_scores(true, |k, x| {
+                if !mu[k].is_zero() {
+                    total += mu[k].clone() * x;
+                }
+            });
+            return Ok(ln_det - total);
+        }
         let expected_log_weight = self.contract_label_marginals(&self.scaled_log_weights())?;
         Ok(ln_det - expected_log_weight)
     }
@@ -168,7 +182,15 @@ where
     /// # Errors
     /// As [`Model::marginals`].
     pub fn grad_entropy(&self) -> Result<PerLabel<E::Scalar>> {
-        let seeds = seeds_from(&self.seed_log_weights(), |x| -x.clone());
+        let n1 = self.n() + 1;
+        let mut seed = Matrix::zeros(n1, n1);
+        let seeds = if self.visit_log_weights_from_scores(false, |k, x| {
+            seed.as_mut_slice()[k] = -x;
+        }) {
+            vec![seed]
+        } else {
+            seeds_from(&self.seed_log_weights(), |x| -x.clone())
+        };
         self.label_marginals_vjp(&seeds)
     }
 

@@ -26,26 +26,31 @@ use crate::scalar::Scalar;
 /// assert_eq!(l[(0, 0)] * l[(1, 1)] - l[(0, 1)] * l[(1, 0)], 13.0);
 /// ```
 pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
-    let n = weights.rows() - 1;
+    let n1 = weights.rows();
+    let n = n1 - 1;
     let mut l = Matrix::zeros(n, n);
-    for m in 1..=n {
-        let mut diagonal = match rooting {
-            Rooting::Multi => weights[(0, m)].clone(),
-            Rooting::Single => S::zero(),
-        };
-        for h in 1..=n {
-            if h != m {
-                let w = &weights[(h, m)];
-                diagonal += w;
-                l[(h - 1, m - 1)] = -w.clone();
+    // Row by row in both matrices (no strided access); the diagonal sums
+    // add their terms in the order of the column-by-column definition
+    // (the root weight first, multi-root, then h = 1, 2, …): the same bits.
+    let mut diagonal: Vec<S> = match rooting {
+        Rooting::Multi => weights.as_slice()[1..n1].to_vec(),
+        Rooting::Single => vec![S::zero(); n],
+    };
+    let out = l.as_mut_slice();
+    for (h, row) in weights.as_slice().chunks_exact(n1).enumerate().skip(1) {
+        let lr = &mut out[(h - 1) * n..h * n];
+        for (m, ((o, d), w)) in lr.iter_mut().zip(&mut diagonal).zip(&row[1..]).enumerate() {
+            if m + 1 != h {
+                *d += w;
+                *o = -w.clone();
             }
         }
-        l[(m - 1, m - 1)] = diagonal;
+    }
+    for (m, d) in diagonal.into_iter().enumerate() {
+        out[m * n + m] = d;
     }
     if rooting == Rooting::Single {
-        for m in 1..=n {
-            l[(0, m - 1)] = weights[(0, m)].clone();
-        }
+        out[..n].clone_from_slice(&weights.as_slice()[1..n1]);
     }
     l
 }

@@ -109,6 +109,14 @@ impl<E: Engine> Model<E> {
         &self.engine
     }
 
+    /// The engine's factors of the Laplacian, for reports that ask which
+    /// route answered (e.g. [`Certified::is_certified`](crate::Certified::is_certified)).
+    /// Not part of the stable API.
+    #[doc(hidden)]
+    pub fn factors(&self) -> &E::Factors {
+        &self.factors
+    }
+
     /// The `f64` graph the model was built from ([`Model::new`] only).
     pub fn graph(&self) -> Option<&Graph<f64>> {
         self.source.as_ref()
@@ -366,25 +374,43 @@ impl<E: Engine> Model<E> {
         &self,
         shifted: bool,
     ) -> Option<Matrix<Option<E::Scalar>>> {
-        let graph = self.source.as_ref().filter(|_| self.prepared.from_scores)?;
+        let n1 = self.n() + 1;
+        let mut logs = vec![None; n1 * n1];
+        self.visit_log_weights_from_scores(shifted, |k, x| logs[k] = Some(x))
+            .then(|| Matrix::from_row_major(n1, n1, logs))
+    }
+
+    /// Calls `f(k, ln w'_k)` for every arc `k` (row-major index in the
+    /// `(n+1) × (n+1)` layout) of nonzero prepared weight, in order, with
+    /// the log-weights of [`Model::log_weights_from_scores`], without
+    /// forming their matrix; returns `false` (and calls nothing) when the
+    /// model was not built from one score per arc. `O(n²)`.
+    pub(crate) fn visit_log_weights_from_scores(
+        &self,
+        shifted: bool,
+        mut f: impl FnMut(usize, E::Scalar),
+    ) -> bool {
+        let Some(graph) = self.source.as_ref().filter(|_| self.prepared.from_scores) else {
+            return false;
+        };
         let w = self.factors.weights();
         let n1 = w.rows();
         let shift = &self.prepared.shift;
-        let mut logs = vec![None; n1 * n1];
         // One score per arc: the graph's values are the row-major scores.
-        for ((out, wr), theta) in logs
-            .chunks_exact_mut(n1)
-            .zip(w.as_slice().chunks_exact(n1))
+        for (h, (wr, theta)) in w
+            .as_slice()
+            .chunks_exact(n1)
             .zip(graph.raw_values().chunks_exact(n1))
+            .enumerate()
         {
-            for (((o, x), &t), &c) in out.iter_mut().zip(wr).zip(theta).zip(shift) {
+            for (m, ((x, &t), &c)) in wr.iter().zip(theta).zip(shift).enumerate() {
                 let c = if shifted { c } else { 0.0 };
                 if !x.is_zero() {
-                    *o = Some(E::Scalar::from_f64(t - c));
+                    f(h * n1 + m, E::Scalar::from_f64(t - c));
                 }
             }
         }
-        Some(Matrix::from_row_major(n1, n1, logs))
+        true
     }
 
     /// The log-scale `Σ_m c_m` of the prepared weights (`0` when as given).

@@ -144,7 +144,6 @@ fn main() -> ExitCode {
 }
 
 fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed: u64) -> ExitCode {
-    use spantree_bench::report::data::{load_treebanks, sentence_seed, ScoreModel};
     use spantree_bench::speed;
     let rows: Vec<speed::Measured> = sizes
         .iter()
@@ -167,47 +166,47 @@ fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed:
     let Some(dir) = corpus else {
         return ExitCode::SUCCESS;
     };
-    let banks = match load_treebanks(dir) {
-        Ok(b) => b,
+    let (graphs, banks) = match speed::corpus_graphs(dir, seed) {
+        Ok(g) => g,
         Err(e) => {
             eprintln!("spantree-report: {e}");
             return ExitCode::FAILURE;
         }
     };
-    // A fixed random model: N(0, 1) noise, gold arcs +3.
-    let model = ScoreModel {
-        sigma: 1.0,
-        bonus: 3.0,
-        seed,
-    };
-    let graphs: Vec<spantree_core::Graph> = banks
-        .iter()
-        .enumerate()
-        .flat_map(|(b, bank)| {
-            bank.sentences
-                .iter()
-                .enumerate()
-                .map(move |(k, s)| model.graph(&s.heads(), sentence_seed(seed, b, k)))
-        })
-        .collect();
     let words: usize = graphs.iter().map(spantree_core::Graph::n).sum();
     println!(
         "\nWhole corpus: {} sentences, {} words, {} treebanks; entropy + gradient, accurate, single-root.\n",
         graphs.len(),
         words,
-        banks.len()
+        banks
     );
-    println!("| threads | ms (median of 5) |\n|---|---|");
-    for threads in [1, 2] {
+    let median5 = |f: &dyn Fn() -> f64| {
         let mut t: Vec<f64> = (0..5)
             .map(|_| {
                 let start = std::time::Instant::now();
-                std::hint::black_box(speed::corpus_pass(&graphs, threads));
+                std::hint::black_box(f());
                 start.elapsed().as_secs_f64()
             })
             .collect();
         t.sort_by(f64::total_cmp);
-        println!("| {threads} | {:.1} |", t[2] * 1e3);
+        t[2] * 1e3
+    };
+    let scores: Vec<_> = graphs.iter().map(speed::score_matrix_of).collect();
+    println!(
+        "| threads | ms (median of 5) | kernel floor ms (exp + LU + inverse + 2 solves, spantree `Lu`) | faer kernel ms |\n|---|---|---|---|"
+    );
+    for threads in [1, 2] {
+        let op = median5(&|| speed::corpus_pass(&graphs, threads));
+        let kernel =
+            median5(&|| speed::corpus_kernel_pass(&scores, speed::KernelEngine::Spantree, threads));
+        let faer =
+            median5(&|| speed::corpus_kernel_pass(&scores, speed::KernelEngine::Faer, threads));
+        println!("| {threads} | {op:.1} | {kernel:.1} | {faer:.1} |");
     }
+    println!(
+        "\nRoutes of `accurate`, 1 thread, each sentence timed alone (median of 3; \
+         `log` = the same sentences on `ShiftedF64`):\n\n{}",
+        speed::route_table(&graphs, 3)
+    );
     ExitCode::SUCCESS
 }
