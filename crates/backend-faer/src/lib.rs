@@ -258,7 +258,7 @@ impl Engine for F64 {
     }
 
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new)
+        Dense::new(weights, rooting, Lu::new).with_derivative_check()
     }
 }
 
@@ -286,7 +286,7 @@ impl Engine for ShiftedF64 {
     }
 
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new)
+        Dense::new(weights, rooting, Lu::new).with_derivative_check()
     }
 }
 

@@ -26,6 +26,7 @@
 
 mod certified;
 mod dense;
+mod derivative_check;
 mod eliminated;
 mod prepared;
 
@@ -33,6 +34,9 @@ pub use certified::{
     Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
 };
 pub use dense::{Dense, DENSE_UNCERTAINTY};
+pub use derivative_check::{
+    VjpAccuracy, DERIVATIVE_BITS, VJP_ERROR_FACTOR, VJP_ERROR_FACTOR_SINGLE,
+};
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
 

@@ -1,0 +1,168 @@
+//! An a-posteriori accuracy estimate for a derivative read from a dense
+//! inverse: how the dense engines know when a gradient is wrong.
+
+use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
+use crate::error::{Inaccuracy, Numerical};
+use crate::graph::Rooting;
+use crate::laplacian::arc_entries;
+use crate::matrix::Matrix;
+use crate::scalar::Scalar;
+
+/// The fewest correct bits, norm-wise, that a derivative from the dense
+/// inverse must keep by [`VjpAccuracy`] to be returned: `45`, the bar every
+/// gradient of the library is held to (`‖v̂ − v‖₂ ≤ 2⁻⁴⁵ ‖v‖₂`).
+pub const DERIVATIVE_BITS: f64 = 45.0;
+
+/// The factor `c` of the estimate [`VjpAccuracy`] for multi-root
+/// Laplacians: `2`, calibrated against `HighPrecision<512>` (see
+/// [`VjpAccuracy`]).
+pub const VJP_ERROR_FACTOR: f64 = 2.0;
+
+/// The factor `c` of the estimate [`VjpAccuracy`] for single-root
+/// Laplacians: `8`. Koo et al.'s single-root Laplacian is no M-matrix (its
+/// root row makes the LU add terms of both signs), so the entries of `X`
+/// are not accurate relative to themselves and the estimate is looser
+/// (see [`VjpAccuracy`]).
+pub const VJP_ERROR_FACTOR_SINGLE: f64 = 8.0;
+
+/// The estimated accuracy of a vector–Jacobian product of the marginals
+/// computed from the dense inverse `X = L⁻¹`
+/// ([`Factors::marginals_vjp`](super::Factors::marginals_vjp) on
+/// [`Dense`](super::Dense)), from what the product already has, `O(n²)`:
+///
+/// `error = c ε s ‖size‖₂`, with `s = max_f |ḡ_f|` over the allowed arcs,
+/// `size_f = w_f Σ |X_ji|` over the entries of `X` arc `f` reads
+/// (`X_mm` and `X_mh`; `G_f` of
+/// [`weight_gradient`](crate::laplacian::weight_gradient) without its
+/// signs), `c` = [`VJP_ERROR_FACTOR`] (multi-root) or
+/// [`VJP_ERROR_FACTOR_SINGLE`]; compared with `‖v̂‖₂`, the norm of the
+/// product as computed.
+///
+/// Why: the product is `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))`, a
+/// covariance `Cov(1_f, Σ_e ḡ_e 1_e)` formed as the difference of two parts.
+/// The first, `ḡ_f μ_f`, is read from `w_f (X_mm − X_mh)`, whose rounding
+/// error is about `ε size_f` (each entry of `X` is accurate relative to
+/// itself when the pivots are, which `ln Z`'s check already demands); the
+/// second reads `X Cᵀ X`, whose entries are sums of `|X| |C| |X|`-sized
+/// terms, and `C` is `L` with every weight scaled by its seed, so they err by
+/// about `ε s size_f`. Where a word is nearly certain of its head (or small
+/// root weights make `X` large) those parts are `O(s)` while `v_f` is
+/// `O(u s)`: about `log₂(1/u)` bits go, which no check of `ln Z` sees. The
+/// roundings of different arcs are independent, hence the 2-norm over arcs
+/// (a sum grows with `n²` and overstated the error by 4–7 bits at `n = 100`).
+/// It is an estimate, not a bound, calibrated on a sweep against
+/// `HighPrecision<512>`: `F64` and `ShiftedF64`, both rootings,
+/// `n = 3, 4, 5, 6, 8` (40 graphs each) and `36, 100` (4 each), `N(0, σ²)`
+/// scores with `σ = 1, 2, 4` and uniform ones in `±5, ±10, ±20, ±50`, root
+/// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
+/// products that `ln Z`'s own check lets through. Multi-root, `c = 2`
+/// ([`VJP_ERROR_FACTOR`]) is the smallest power of two under which no
+/// product kept fewer than 45 bits while the estimate said 45. Single-root,
+/// `c = 8` ([`VJP_ERROR_FACTOR_SINGLE`]) leaves 5 such products in 18,000
+/// (41–45 bits; `N(0, 4²)` and uniform scores); `c = 32` would catch them
+/// too but refuse a fifth of the `N(0, 2²)` graphs. The estimate is
+/// pessimistic by 2–4 bits in the median, so it refuses some products that
+/// did keep 45 bits: with `N(0, 1)` scores almost none, see the report of
+/// the `honest_accuracy` example of `spantree-faer` (`refusals`).
+///
+/// A word with a single allowed head adds exactly zero covariance and parts
+/// of size `ε`; marginals that underflow add nothing: neither moves the
+/// estimate while other words carry the norm.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VjpAccuracy {
+    /// The estimated absolute error `c ε s ‖size‖₂`.
+    pub error: f64,
+    /// `‖v̂‖₂`, the norm of the product as computed.
+    pub norm: f64,
+}
+
+impl VjpAccuracy {
+    /// Estimates the accuracy of the product `v` of `seed` computed from the
+    /// inverse `x` of the Laplacian of `weights`, `O(n²)`.
+    ///
+    /// ```
+    /// use spantree_core::engine::VjpAccuracy;
+    /// use spantree_core::{Matrix, Rooting};
+    /// // One word, one root arc of weight 2: X = [1/2], size = 1; seed 3.
+    /// let w = Matrix::from_fn(2, 2, |h, m| if (h, m) == (0, 1) { 2.0 } else { 0.0 });
+    /// let seed = Matrix::from_fn(2, 2, |_, _| 3.0);
+    /// let x = Matrix::from_fn(1, 1, |_, _| 0.5);
+    /// let v = Matrix::zeros(2, 2); // one tree: every covariance is 0
+    /// let a = VjpAccuracy::of(&seed, &w, &x, &v, Rooting::Multi);
+    /// assert_eq!(a.error, 2.0 * f64::EPSILON * 3.0);
+    /// assert_eq!(a.bits(), 0.0);
+    /// ```
+    pub fn of<S: Scalar>(
+        seed: &Matrix<S>,
+        weights: &Matrix<S>,
+        x: &Matrix<S>,
+        v: &Matrix<S>,
+        rooting: Rooting,
+    ) -> Self {
+        let n1 = weights.rows();
+        let (mut scale, mut sizes, mut norm) = (0.0f64, 0.0f64, 0.0f64);
+        for h in 0..n1 {
+            for m in (1..n1).filter(|&m| m != h && !weights[(h, m)].is_zero()) {
+                scale = scale.max(seed[(h, m)].to_f64().abs());
+                let read: f64 = arc_entries(rooting, h, m)
+                    .into_iter()
+                    .flatten()
+                    .map(|(i, j, _)| x[(j, i)].to_f64().abs())
+                    .sum();
+                let size = weights[(h, m)].to_f64().abs() * read;
+                sizes += size * size;
+                let value = v[(h, m)].to_f64();
+                norm += value * value;
+            }
+        }
+        let factor = match rooting {
+            Rooting::Multi => VJP_ERROR_FACTOR,
+            Rooting::Single => VJP_ERROR_FACTOR_SINGLE,
+        };
+        VjpAccuracy {
+            error: factor * f64::EPSILON * scale * sizes.sqrt(),
+            norm: norm.sqrt(),
+        }
+    }
+
+    /// The estimated correct bits, `−log₂(error / norm)` clamped to
+    /// `0..=53`; `53` when the estimated error is zero (a zero seed).
+    pub fn bits(&self) -> f64 {
+        if self.error == 0.0 {
+            return 53.0;
+        }
+        let bits = -(self.error / self.norm).log2();
+        if bits.is_nan() {
+            0.0
+        } else {
+            bits.clamp(0.0, 53.0)
+        }
+    }
+}
+
+/// Refuses a product that [`VjpAccuracy`] says keeps fewer than
+/// [`DERIVATIVE_BITS`], naming the least certain word when one is below
+/// [`DENSE_UNCERTAINTY`]. A product that is not finite passes (the model
+/// reports [`Numerical::NotFinite`]). `O(n²)`.
+///
+/// # Errors
+/// [`Numerical::Inaccurate`] with [`Inaccuracy::SmallDerivative`].
+pub(crate) fn check_vjp<S: Scalar>(
+    seed: &Matrix<S>,
+    weights: &Matrix<S>,
+    x: &Matrix<S>,
+    v: &Matrix<S>,
+    rooting: Rooting,
+) -> Result<(), Numerical> {
+    let accuracy = VjpAccuracy::of(seed, weights, x, v, rooting);
+    let bits = accuracy.bits();
+    if !accuracy.norm.is_finite() || bits >= DERIVATIVE_BITS {
+        return Ok(());
+    }
+    let mu = marginals_from_inverse(weights, x, rooting).map(Scalar::to_f64);
+    let word = nearly_certain_word(&mu, weights, rooting, DENSE_UNCERTAINTY).map(|(m, _)| m);
+    Err(Numerical::Inaccurate {
+        cause: Inaccuracy::SmallDerivative { word },
+        bits: bits as u32,
+    })
+}
