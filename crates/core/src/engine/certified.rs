@@ -6,7 +6,10 @@ use std::sync::OnceLock;
 
 use super::dense::{self, DENSE_UNCERTAINTY};
 use super::eliminated::{eliminated_columns, eliminated_marginals};
-use super::{Dense, Eliminated, Factorization, Factors, VjpAccuracy, DERIVATIVE_BITS};
+use super::{
+    Dense, Eliminated, Factorization, Factors, VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN,
+    DERIVATIVE_BITS,
+};
 use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::arc_entries;
@@ -351,7 +354,8 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 
     /// Dense where `ln det` is certified and the product's own estimate
     /// ([`VjpAccuracy`], `O(n²)`) says it keeps
-    /// [`DERIVATIVE_BITS`] norm-wise; the elimination's otherwise (the dense
+    /// [`DERIVATIVE_BITS`] norm-wise with [`CERTIFY_DERIVATIVE_MARGIN`] to
+    /// spare; the elimination's otherwise (the dense
     /// product, `≈ 4n³` flops, is then spent for nothing: the estimate needs
     /// it). Before, a word nearly certain of its head
     /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY)) decided, and the
@@ -370,7 +374,9 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
             &v,
             self.dense.rooting(),
         );
-        if accuracy.bits() >= DERIVATIVE_BITS {
+        let margin =
+            CERTIFY_DERIVATIVE_MARGIN[usize::from(self.dense.rooting() == Rooting::Single)];
+        if accuracy.bits() >= DERIVATIVE_BITS + margin {
             Ok(v)
         } else {
             self.eliminated().marginals_vjp(seed)

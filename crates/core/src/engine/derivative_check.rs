@@ -13,17 +13,20 @@ use crate::scalar::Scalar;
 /// gradient of the library is held to (`‖v̂ − v‖₂ ≤ 2⁻⁴⁵ ‖v‖₂`).
 pub const DERIVATIVE_BITS: f64 = 45.0;
 
-/// The factor `c` of the estimate [`VjpAccuracy`] for multi-root
-/// Laplacians: `2`, calibrated against `HighPrecision<512>` (see
-/// [`VjpAccuracy`]).
-pub const VJP_ERROR_FACTOR: f64 = 2.0;
+/// The factor `c` of the estimate [`VjpAccuracy`]: `1`, calibrated against
+/// `HighPrecision<512>` (see [`VjpAccuracy`]).
+pub const VJP_ERROR_FACTOR: f64 = 1.0;
 
-/// The factor `c` of the estimate [`VjpAccuracy`] for single-root
-/// Laplacians: `8`. Koo et al.'s single-root Laplacian is no M-matrix (its
-/// root row makes the LU add terms of both signs), so the entries of `X`
-/// are not accurate relative to themselves and the estimate is looser
-/// (see [`VjpAccuracy`]).
-pub const VJP_ERROR_FACTOR_SINGLE: f64 = 8.0;
+/// The bits [`Certified`](super::Certified) asks of the estimate beyond
+/// [`DERIVATIVE_BITS`] before it takes a dense product, by rooting
+/// (`[multi, single]`): `[1, 5]`, the least margins under which no product
+/// of the calibration sweep that kept fewer than 45 bits was taken (see
+/// [`VjpAccuracy`]). Koo et al.'s single-root Laplacian is no M-matrix (its
+/// root row makes the LU add terms of both signs): entries of `X` that no
+/// arc reads directly enter `X Cᵀ X`, and the estimate misses them by up to
+/// 5 bits. The dense engines refuse at the estimate itself: a margin there
+/// would refuse accurate products of ordinary graphs.
+pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [1.0, 5.0];
 
 /// The estimated accuracy of a vector–Jacobian product of the marginals
 /// computed from the dense inverse `X = L⁻¹`
@@ -34,8 +37,7 @@ pub const VJP_ERROR_FACTOR_SINGLE: f64 = 8.0;
 /// `size_f = w_f Σ |X_ji|` over the entries of `X` arc `f` reads
 /// (`X_mm` and `X_mh`; `G_f` of
 /// [`weight_gradient`](crate::laplacian::weight_gradient) without its
-/// signs), `c` = [`VJP_ERROR_FACTOR`] (multi-root) or
-/// [`VJP_ERROR_FACTOR_SINGLE`]; compared with `‖v̂‖₂`, the norm of the
+/// signs), `c` = [`VJP_ERROR_FACTOR`]; compared with `‖v̂‖₂`, the norm of the
 /// product as computed.
 ///
 /// Why: the product is `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))`, a
@@ -55,19 +57,19 @@ pub const VJP_ERROR_FACTOR_SINGLE: f64 = 8.0;
 /// `n = 3, 4, 5, 6, 8` (40 graphs each) and `36, 100` (4 each), `N(0, σ²)`
 /// scores with `σ = 1, 2, 4` and uniform ones in `±5, ±10, ±20, ±50`, root
 /// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
-/// products that `ln Z`'s own check lets through. Multi-root, `c = 2`
-/// ([`VJP_ERROR_FACTOR`]) is the smallest power of two under which no
-/// product kept fewer than 45 bits while the estimate said 45. Single-root,
-/// `c = 8` ([`VJP_ERROR_FACTOR_SINGLE`]) leaves 5 such products in 18,000
-/// (41–45 bits; `N(0, 4²)` and uniform scores); `c = 32` would catch them
-/// too but refuse a fifth of the `N(0, 2²)` graphs. The estimate is
+/// products that `ln Z`'s own check lets through (27,000 products). With
+/// `c = 1` the estimate caught, multi-root, every product below 45 bits
+/// but one (44.8 bits) of 8,092, and single-root 1,423 of 1,476 (the 53
+/// missed keep 39–45 bits: see [`CERTIFY_DERIVATIVE_MARGIN`]). It is
 /// pessimistic by 2–4 bits in the median, so it refuses some products that
-/// did keep 45 bits: with `N(0, 1)` scores almost none, see the report of
-/// the `honest_accuracy` example of `spantree-faer` (`refusals`).
+/// did keep 45 bits: how many on ordinary graphs is measured by the
+/// `honest_accuracy` example of `spantree-faer` (`refusals`).
 ///
-/// A word with a single allowed head adds exactly zero covariance and parts
-/// of size `ε`; marginals that underflow add nothing: neither moves the
-/// estimate while other words carry the norm.
+/// An arc in every tree (a word's only allowed head, single-root the only
+/// allowed root arc) has covariance exactly zero, restored by the model, and
+/// is left out: a graph with one tree is never refused. A marginal that
+/// underflows adds a part of size `0`: neither moves the estimate while
+/// other words carry the norm.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VjpAccuracy {
     /// The estimated absolute error `c ε s ‖size‖₂`.
@@ -89,7 +91,7 @@ impl VjpAccuracy {
     /// let x = Matrix::from_fn(1, 1, |_, _| 0.5);
     /// let v = Matrix::zeros(2, 2); // one tree: every covariance is 0
     /// let a = VjpAccuracy::of(&seed, &w, &x, &v, Rooting::Multi);
-    /// assert_eq!(a.error, 2.0 * f64::EPSILON * 3.0);
+    /// assert_eq!(a.error, f64::EPSILON * 3.0);
     /// assert_eq!(a.bits(), 0.0);
     /// ```
     pub fn of<S: Scalar>(
@@ -100,9 +102,20 @@ impl VjpAccuracy {
         rooting: Rooting,
     ) -> Self {
         let n1 = weights.rows();
+        let allowed = |h: usize, m: usize| h != m && !weights[(h, m)].is_zero();
+        // An arc that is in every tree (the only allowed arc into its word,
+        // or single-root the only allowed root arc) has covariance exactly
+        // zero, which `balance` restores: it adds no error.
+        let heads: Vec<usize> = (0..n1)
+            .map(|m| (0..n1).filter(|&h| m > 0 && allowed(h, m)).count())
+            .collect();
+        let roots = (1..n1).filter(|&m| allowed(0, m)).count();
+        let certain = |h: usize, m: usize| {
+            heads[m] == 1 || (rooting == Rooting::Single && h == 0 && roots == 1)
+        };
         let (mut scale, mut sizes, mut norm) = (0.0f64, 0.0f64, 0.0f64);
         for h in 0..n1 {
-            for m in (1..n1).filter(|&m| m != h && !weights[(h, m)].is_zero()) {
+            for m in (1..n1).filter(|&m| allowed(h, m) && !certain(h, m)) {
                 scale = scale.max(seed[(h, m)].to_f64().abs());
                 let read: f64 = arc_entries(rooting, h, m)
                     .into_iter()
@@ -115,12 +128,8 @@ impl VjpAccuracy {
                 norm += value * value;
             }
         }
-        let factor = match rooting {
-            Rooting::Multi => VJP_ERROR_FACTOR,
-            Rooting::Single => VJP_ERROR_FACTOR_SINGLE,
-        };
         VjpAccuracy {
-            error: factor * f64::EPSILON * scale * sizes.sqrt(),
+            error: VJP_ERROR_FACTOR * f64::EPSILON * scale * sizes.sqrt(),
             norm: norm.sqrt(),
         }
     }

@@ -35,7 +35,7 @@ pub use certified::{
 };
 pub use dense::{Dense, DENSE_UNCERTAINTY};
 pub use derivative_check::{
-    VjpAccuracy, DERIVATIVE_BITS, VJP_ERROR_FACTOR, VJP_ERROR_FACTOR_SINGLE,
+    VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS, VJP_ERROR_FACTOR,
 };
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
