@@ -55,8 +55,7 @@
 //! [`ShiftedF64`] from the
 //! dense inverse, refused with
 //! [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate) where
-//! the LU's own check finds it cannot hold them, or where a product's own
-//! norm-wise estimate says it keeps fewer than 45 bits. Correct bits against
+//! the LU's own check finds it cannot hold them. Correct bits against
 //! `HighPrecision<1216>`, as `norm-wise / fewest of an entry ≥ 1e-8 of the
 //! largest`, the worst over `n ∈ {5, 12, 25, 60}`, unlabeled and two labels;
 //! `grads` is the worst of the gradients of entropy, cross-entropy and KL
@@ -188,12 +187,10 @@ use spantree_core::{Dense, Engine, Graph, Matrix, Prepared, Result, Rooting, Sca
 /// has lost `ln Z` (root weights too small for a multi-root diagonal, pivot
 /// cancellation) it returns [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate)
 /// instead of a value; derivatives need a tighter estimate than `ln Z`.
-/// Every vector–Jacobian product (the gradients of entropy, cross-entropy,
-/// KL, attachment and GE, label-marginal VJPs, the Jacobian–vector route of
-/// covariance) also passes its own `O(n²)` norm-wise estimate
-/// ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy)) and is refused
-/// ([`Inaccuracy::SmallDerivative`](spantree_core::Inaccuracy::SmallDerivative),
-/// naming a nearly certain word) below 45 bits.
+/// Its vector–Jacobian products (every gradient) are not yet refused by
+/// their own `O(n²)` norm-wise estimate
+/// ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy)): on words nearly
+/// certain of their heads they can lose bits without an error.
 /// Use [`Accurate`] then.
 ///
 /// Use it when scores are moderate (every weight a finite `f64` and `Z` within
@@ -265,7 +262,7 @@ impl Engine for F64 {
     }
 
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new).with_derivative_check()
+        Dense::new(weights, rooting, Lu::new)
     }
 }
 
@@ -293,7 +290,7 @@ impl Engine for ShiftedF64 {
     }
 
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new).with_derivative_check()
+        Dense::new(weights, rooting, Lu::new)
     }
 }
 

@@ -9,8 +9,8 @@
 
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{
-    ArcFeatures, ArcRef, Engine, Error, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting,
-    Scalar, SecondOrder, Transcendental,
+    ArcFeatures, ArcRef, Engine, Error, Graph, Matrix, Model, Numerical, Rooting, Scalar,
+    SecondOrder, Transcendental,
 };
 use spantree_exact::HighPrecision;
 use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
@@ -415,13 +415,7 @@ fn dense_lu_refuses_what_it_cannot_hold() {
 }
 
 /// No false refusals on ordinary graphs: `N(0, 1)` and `N(0, 2²)` scores,
-/// `n ≤ 40`, both rootings; the example measures `n ≤ 100`. One exception,
-/// measured: `σ = 2`, `n = 4`, whose dense entropy gradient keeps 44.3–46.0
-/// bits against `HighPrecision<512>` (multi-root `ShiftedF64` 44.3, a true
-/// refusal; the others 45.3–46.0) and is refused by the derivative estimate
-/// at 42–44 bits ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy) is
-/// pessimistic by a few bits). There a refusal must name that cause and
-/// estimate at least 40 bits.
+/// `n ≤ 40`, both rootings; the example measures `n ≤ 100`.
 #[test]
 fn dense_check_accepts_ordinary_graphs() {
     for sigma in [1.0, 2.0] {
@@ -433,14 +427,7 @@ fn dense_check_accepts_ordinary_graphs() {
                 let ctx = format!("σ={sigma} n={n} {}", rooting.name());
                 let f = Model::new(F64, &g, rooting).unwrap();
                 f.log_partition().unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                match f.grad_entropy() {
-                    Ok(_) => {}
-                    Err(Error::Numerical(Numerical::Inaccurate {
-                        cause: Inaccuracy::SmallDerivative { .. },
-                        bits,
-                    })) if (sigma, n) == (2.0, 4) && bits >= 40 => {}
-                    Err(e) => panic!("{ctx}: {e}"),
-                }
+                f.grad_entropy().unwrap_or_else(|e| panic!("{ctx}: {e}"));
                 let s = Model::new(ShiftedF64, &g, rooting).unwrap();
                 s.marginals().unwrap_or_else(|e| panic!("{ctx}: {e}"));
             }

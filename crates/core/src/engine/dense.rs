@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use super::derivative_check::check_vjp;
+use super::derivative_check::live_accuracy;
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
@@ -119,9 +119,6 @@ impl<F: Factorization> Factors for Dense<F> {
     /// sides and one product by default), and the
     /// `O(n²)` glue reading `X` and `Y X` in place: no transposes, no
     /// intermediate `(n+1) × (n+1)` matrices. `O(n³)`.
-    ///
-    /// With [`Dense::with_derivative_check`], refused by
-    /// [`VjpAccuracy`](super::VjpAccuracy) (`O(n²)` more).
     fn marginals_vjp(&self, seed: &Matrix<F::Scalar>) -> Result<Matrix<F::Scalar>, Numerical> {
         let x = self.inverse()?;
         let w = &self.weights;
@@ -129,11 +126,21 @@ impl<F: Factorization> Factors for Dense<F> {
         let xcx = self
             .lu
             .inverse_sandwich(x, weighted_adjoint(seed, w, rooting))?;
-        let v = vjp_glue(Some(seed), w, x, Some(&xcx), rooting);
-        if self.check_derivatives {
-            check_vjp(seed, w, x, &v, rooting)?;
+        Ok(vjp_glue(Some(seed), w, x, Some(&xcx), rooting))
+    }
+
+    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the inverse, with
+    /// [`Dense::with_derivative_check`] only.
+    fn vjp_accuracy(
+        &self,
+        seed: &Matrix<F::Scalar>,
+        v: &Matrix<F::Scalar>,
+    ) -> Option<super::VjpAccuracy> {
+        if !self.check_derivatives {
+            return None;
         }
-        Ok(v)
+        let x = self.inverse().ok()?;
+        Some(live_accuracy(seed, &self.weights, x, v, self.rooting))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names

@@ -1,7 +1,7 @@
 //! An a-posteriori accuracy estimate for a derivative read from a dense
 //! inverse: how the dense engines know when a gradient is wrong.
 
-use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
+use super::dense::{nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::arc_entries;
@@ -106,8 +106,23 @@ impl VjpAccuracy {
         v: &Matrix<S>,
         rooting: Rooting,
     ) -> Self {
+        Self::over(seed, weights, x, v, rooting, None)
+    }
+
+    /// [`VjpAccuracy::of`] over the arcs that `live` marks (all allowed
+    /// arcs when `None`), `live` in the row-major `(n+1) × (n+1)` layout.
+    fn over<S: Scalar>(
+        seed: &Matrix<S>,
+        weights: &Matrix<S>,
+        x: &Matrix<S>,
+        v: &Matrix<S>,
+        rooting: Rooting,
+        live: Option<&[bool]>,
+    ) -> Self {
         let n1 = weights.rows();
-        let allowed = |h: usize, m: usize| h != m && !weights[(h, m)].is_zero();
+        let allowed = |h: usize, m: usize| {
+            h != m && !weights[(h, m)].is_zero() && live.is_none_or(|l| l[h * n1 + m])
+        };
         // An arc that is in every tree (the only allowed arc into its word,
         // or single-root the only allowed root arc) has covariance exactly
         // zero, which `balance` restores: it adds no error.
@@ -154,29 +169,92 @@ impl VjpAccuracy {
     }
 }
 
-/// Refuses a product that [`VjpAccuracy`] says keeps fewer than
-/// [`DERIVATIVE_BITS`], naming the least certain word when one is below
-/// [`DENSE_UNCERTAINTY`]. A product that is not finite passes (the model
-/// reports [`Numerical::NotFinite`]). `O(n²)`.
-///
-/// # Errors
-/// [`Numerical::Inaccurate`] with [`Inaccuracy::SmallDerivative`].
-pub(crate) fn check_vjp<S: Scalar>(
+/// [`VjpAccuracy::of`], and where it says fewer than [`DERIVATIVE_BITS`],
+/// again without what is zero by structure: arcs in no tree (their
+/// covariances are exactly zero; the dense product leaves `ε`-sized values
+/// there), so that the words they leave with one head count as certain.
+/// `O(n²)`, and `O(n³)` at most on that path only.
+pub(crate) fn live_accuracy<S: Scalar>(
     seed: &Matrix<S>,
     weights: &Matrix<S>,
     x: &Matrix<S>,
     v: &Matrix<S>,
     rooting: Rooting,
-) -> Result<(), Numerical> {
+) -> VjpAccuracy {
     let accuracy = VjpAccuracy::of(seed, weights, x, v, rooting);
-    let bits = accuracy.bits();
-    if !accuracy.norm.is_finite() || bits >= DERIVATIVE_BITS {
+    if accuracy.bits() >= DERIVATIVE_BITS {
+        return accuracy;
+    }
+    let live = live_arcs(weights, rooting);
+    VjpAccuracy::over(seed, weights, x, v, rooting, Some(&live))
+}
+
+/// Refuses a gradient of norm `norm` whose estimated absolute error
+/// `error` (from [`VjpAccuracy`]) leaves fewer than [`DERIVATIVE_BITS`],
+/// naming the least certain word under `mu` when one is below
+/// [`DENSE_UNCERTAINTY`]. A gradient that is not finite passes (the model
+/// reports [`Numerical::NotFinite`]). `O(n²)`.
+///
+/// # Errors
+/// [`Numerical::Inaccurate`] with [`Inaccuracy::SmallDerivative`].
+pub(crate) fn check_gradient<S: Scalar>(
+    error: f64,
+    norm: f64,
+    mu: &Matrix<S>,
+    weights: &Matrix<S>,
+    rooting: Rooting,
+) -> Result<(), Numerical> {
+    let bits = VjpAccuracy { error, norm }.bits();
+    if !norm.is_finite() || bits >= DERIVATIVE_BITS {
         return Ok(());
     }
-    let mu = marginals_from_inverse(weights, x, rooting).map(Scalar::to_f64);
+    let mu = mu.map(Scalar::to_f64);
     let word = nearly_certain_word(&mu, weights, rooting, DENSE_UNCERTAINTY).map(|(m, _)| m);
     Err(Numerical::Inaccurate {
         cause: Inaccuracy::SmallDerivative { word },
         bits: bits as u32,
     })
+}
+
+/// Whether each allowed arc `h → m` lies in some tree, row-major in the
+/// `(n+1) × (n+1)` layout: `h` must be reachable from the root over allowed
+/// arcs without entering `m` (otherwise every tree through `h → m` closes a
+/// cycle through `m`). Single-root, a root arc `0 → m` also needs every
+/// word reachable from `m` over word arcs, and a word arc is judged as
+/// multi-root (a necessary condition: it may keep an arc in no single-root
+/// tree, which only makes the estimate more cautious). One search per word,
+/// `O(n³)`.
+fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec<bool> {
+    let n1 = weights.rows();
+    let allowed = |h: usize, m: usize| h != m && m > 0 && !weights[(h, m)].is_zero();
+    // The nodes reached from `start` over allowed arcs, never entering
+    // `avoid` (nor the root: arcs into it do not exist).
+    let reach = |start: usize, avoid: usize, words_only: bool| {
+        let mut seen = vec![false; n1];
+        let mut stack = vec![start];
+        seen[start] = true;
+        while let Some(h) = stack.pop() {
+            if words_only && h == 0 {
+                continue;
+            }
+            for k in 1..n1 {
+                if k != avoid && !seen[k] && allowed(h, k) {
+                    seen[k] = true;
+                    stack.push(k);
+                }
+            }
+        }
+        seen
+    };
+    let mut live = vec![false; n1 * n1];
+    for m in 1..n1 {
+        let seen = reach(0, m, false);
+        for h in (0..n1).filter(|&h| allowed(h, m) && seen[h]) {
+            live[h * n1 + m] = true;
+        }
+        if rooting == Rooting::Single && allowed(0, m) {
+            live[m] = reach(m, 0, true).iter().skip(1).all(|&s| s);
+        }
+    }
+    live
 }
