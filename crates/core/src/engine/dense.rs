@@ -51,8 +51,9 @@ impl<F: Factorization> Dense<F> {
     /// These factors, refusing every vector–Jacobian product that
     /// [`VjpAccuracy`](super::VjpAccuracy) estimates to keep fewer than
     /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) norm-wise (`O(n²)` per
-    /// product): the `f64` engines' policy. Exact and high-precision
-    /// factorisations need no such check.
+    /// product, compared by the model with the gradient it returns). Meant
+    /// for the `f64` engines; exact and high-precision factorisations need
+    /// no such check.
     #[must_use]
     pub fn with_derivative_check(mut self) -> Self {
         self.check_derivatives = true;
