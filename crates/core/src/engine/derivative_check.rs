@@ -248,9 +248,9 @@ fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec<bool> {
             if words_only && h == 0 {
                 continue;
             }
-            for k in 1..n1 {
-                if k != avoid && !seen[k] && allowed(h, k) {
-                    seen[k] = true;
+            for (k, seen_k) in seen.iter_mut().enumerate().skip(1) {
+                if k != avoid && !*seen_k && allowed(h, k) {
+                    *seen_k = true;
                     stack.push(k);
                 }
             }
