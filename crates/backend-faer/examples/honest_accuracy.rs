@@ -31,8 +31,8 @@
 
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{
-    ArcFeatures, ArcRef, Engine, Error, Graph, Matrix, Model, Numerical, Rooting, Scalar,
-    SecondOrder,
+    ArcFeatures, ArcRef, Engine, Error, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting,
+    Scalar, SecondOrder,
 };
 use spantree_exact::HighPrecision;
 use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
@@ -418,12 +418,13 @@ fn unchecked_ln_z(scores: &Matrix<f64>, rooting: Rooting, shifted: bool) -> f64 
 }
 
 fn refusals() {
-    println!("| σ | rooting | engine | graphs | refused ln Z | refused derivatives | fewest bits of an accepted ln Z | refused although ln Z within 1e-10 |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| σ | rooting | engine | graphs | refused ln Z | refused derivatives | refused entropy gradients (derivative estimate) | fewest bits of an accepted ln Z | refused although ln Z within 1e-10 |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for sigma in [1.0, 2.0, 4.0] {
         for rooting in Rooting::ALL {
             for engine in ["f64", "log"] {
                 let (mut graphs, mut ref_z, mut ref_mu, mut false_refusals) = (0, 0, 0, 0);
+                let mut ref_grad = 0;
                 let mut worst = 53.0f64;
                 for n in 1..=100 {
                     for s in 0..10u64 {
@@ -435,13 +436,31 @@ fn refusals() {
                         let truth = Model::new(Accurate, &g, rooting)
                             .and_then(|m| m.log_partition())
                             .expect("accurate");
-                        let (z, mu) = if engine == "f64" {
+                        let (z, mu, grad) = if engine == "f64" {
                             let m = Model::new(F64, &g, rooting).expect("model");
-                            (m.log_partition(), m.marginals().map(|_| ()))
+                            (
+                                m.log_partition(),
+                                m.marginals().map(|_| ()),
+                                m.grad_entropy(),
+                            )
                         } else {
                             let m = Model::new(ShiftedF64, &g, rooting).expect("model");
-                            (m.log_partition(), m.marginals().map(|_| ()))
+                            (
+                                m.log_partition(),
+                                m.marginals().map(|_| ()),
+                                m.grad_entropy(),
+                            )
                         };
+                        if let Err(Error::Numerical(Numerical::Inaccurate {
+                            cause: Inaccuracy::SmallDerivative { .. },
+                            bits,
+                        })) = grad
+                        {
+                            ref_grad += 1;
+                            println!(
+                                "  derivative refused: n = {n}, seed {s}, estimate {bits} bits"
+                            );
+                        }
                         graphs += 1;
                         let rel = |z: f64| (z - truth).abs() / truth.abs().max(1.0);
                         match z {
@@ -464,7 +483,7 @@ fn refusals() {
                     }
                 }
                 println!(
-                    "| {sigma} | {} | {engine} | {graphs} | {ref_z} | {ref_mu} | {worst:.1} | {false_refusals} |",
+                    "| {sigma} | {} | {engine} | {graphs} | {ref_z} | {ref_mu} | {ref_grad} | {worst:.1} | {false_refusals} |",
                     rooting.name()
                 );
             }

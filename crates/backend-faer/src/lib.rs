@@ -187,6 +187,10 @@ use spantree_core::{Dense, Engine, Graph, Matrix, Prepared, Result, Rooting, Sca
 /// has lost `ln Z` (root weights too small for a multi-root diagonal, pivot
 /// cancellation) it returns [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate)
 /// instead of a value; derivatives need a tighter estimate than `ln Z`.
+/// Its vector–Jacobian products (every gradient) are not yet refused by
+/// their own `O(n²)` norm-wise estimate
+/// ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy)): on words nearly
+/// certain of their heads they can lose bits without an error.
 /// Use [`Accurate`] then.
 ///
 /// Use it when scores are moderate (every weight a finite `f64` and `Z` within

@@ -72,14 +72,16 @@ pub enum Numerical {
     /// A result was NaN or infinite.
     NotFinite,
     /// A dense factorisation's own a-posteriori check
-    /// ([`Factorization::ln_det_error`](crate::Factorization::ln_det_error))
+    /// ([`Factorization::ln_det_error`](crate::Factorization::ln_det_error),
+    /// and for derivatives [`VjpAccuracy`](crate::engine::VjpAccuracy))
     /// finds that it has lost the answer: it keeps about `bits` correct bits
     /// where more are needed. The cancellation-free `accurate` engine
     /// answers such inputs.
     Inaccurate {
         /// Why the factorisation lost accuracy.
         cause: Inaccuracy,
-        /// The estimated correct bits of `ln Z` (`0..=53`).
+        /// The estimated correct bits (`0..=53`) of `ln Z`, or of the
+        /// derivative ([`Inaccuracy::SmallDerivative`], norm-wise).
         bits: u32,
     },
     /// The `f64` weight `e^{θ − c_m}` of arc `head → dependent` fell below
@@ -107,6 +109,18 @@ pub enum Inaccuracy {
     },
     /// The pivots of the LU are small differences of large numbers.
     Cancellation,
+    /// A derivative read from the dense inverse (a gradient, a
+    /// vector–Jacobian product) is a small difference of large parts, by
+    /// the estimate
+    /// [`VjpAccuracy`](crate::engine::VjpAccuracy): typically a word nearly
+    /// certain of its head, whose covariances are `O(u)` but are formed from
+    /// `O(1)` parts.
+    SmallDerivative {
+        /// The least certain word below
+        /// [`DENSE_UNCERTAINTY`](crate::engine::DENSE_UNCERTAINTY), if any
+        /// (`0`: the root's row, or multi-root the number of root arcs).
+        word: Option<usize>,
+    },
 }
 
 impl fmt::Display for Inaccuracy {
@@ -117,6 +131,20 @@ impl fmt::Display for Inaccuracy {
                 "the Laplacian diagonal of word {word} adds weights too far apart to keep the smaller"
             ),
             Inaccuracy::Cancellation => write!(f, "the LU pivots cancel"),
+            Inaccuracy::SmallDerivative { word: Some(0) } => write!(
+                f,
+                "the derivative is a small difference of large parts: the root's arcs are \
+                 nearly certain"
+            ),
+            Inaccuracy::SmallDerivative { word: Some(word) } => write!(
+                f,
+                "the derivative is a small difference of large parts: word {word} is nearly \
+                 certain of its head"
+            ),
+            Inaccuracy::SmallDerivative { word: None } => write!(
+                f,
+                "the derivative is a small difference of large parts"
+            ),
         }
     }
 }

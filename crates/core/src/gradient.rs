@@ -43,14 +43,27 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn marginals_vjp(&self, seed: &Matrix<E::Scalar>) -> Result<Matrix<E::Scalar>> {
+        let (v, error) = self.vjp_with_error(seed)?;
+        if let Some(error) = error {
+            self.check_gradient(error, norm(std::slice::from_ref(&v)))?;
+        }
+        Ok(v)
+    }
+
+    /// [`Model::marginals_vjp`] unchecked, with the estimated absolute error
+    /// of the product when the factors estimate it
+    /// ([`Factors::vjp_accuracy`]): the callers compare it with the
+    /// gradient they return.
+    fn vjp_with_error(&self, seed: &Matrix<E::Scalar>) -> Result<(Matrix<E::Scalar>, Option<f64>)> {
         self.ready()?;
         let mut v = [self.factors.marginals_vjp(seed)?];
         if !v[0].as_slice().iter().all(Scalar::is_finite) {
             return Err(Numerical::NotFinite.into());
         }
+        let error = self.factors.vjp_accuracy(seed, &v[0]).map(|a| a.error);
         balance(&mut v, &[self.marginals()?], self.rooting());
         let [v] = v;
-        Ok(v)
+        Ok((v, error))
     }
 
     /// The gradient with respect to the scores of a function `F` of the label
@@ -129,7 +142,10 @@ impl<E: Engine> Model<E> {
                 *out += s.clone() * g.clone();
             }
         }
-        let v = self.marginals_vjp(&mean)?;
+        // The estimated errors of the products (dense `f64` engines) are
+        // compared with the gradients returned, not with the products: the
+        // explicit label terms below may carry the norm.
+        let (v, mut error) = self.vjp_with_error(&mean)?;
         let mu = self.marginals()?;
         let mut grads = PerLabel::zeros(labels, self.n());
         for (l, share) in shares.iter().enumerate() {
@@ -151,7 +167,10 @@ impl<E: Engine> Model<E> {
                     E::Scalar::zero()
                 }
             });
-            let per_root = self.marginals_vjp(&ones)?;
+            let (per_root, root_error) = self.vjp_with_error(&ones)?;
+            error = error
+                .zip(root_error)
+                .map(|(e, r)| e + offset.to_f64().abs() * r);
             for (l, share) in shares.iter().enumerate() {
                 for (c, s) in share.as_slice().iter().enumerate() {
                     let add = offset.clone() * per_root.as_slice()[c].clone() * s.clone();
@@ -160,8 +179,20 @@ impl<E: Engine> Model<E> {
             }
         }
         balance(&mut grads, &label_mu, self.rooting());
+        if let Some(error) = error {
+            self.check_gradient(error, norm(&grads))?;
+        }
         Ok(grads)
     }
+}
+
+/// The Frobenius norm of matrices, in `f64`. `O(n²)` each.
+fn norm<S: Scalar>(m: &[Matrix<S>]) -> f64 {
+    m.iter()
+        .flat_map(|x| x.as_slice())
+        .map(|x| x.to_f64() * x.to_f64())
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// Imposes the identities `Σ_{h,ℓ} v_ℓ[h][m] = 0` for every word `m` (every

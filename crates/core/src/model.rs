@@ -203,6 +203,26 @@ impl<E: Engine> Model<E> {
         Ok(self.factors.check_accuracy(DERIVATIVE_TOLERANCE)?)
     }
 
+    /// Refuses a gradient of (Frobenius) norm `norm` whose estimated
+    /// absolute error `error` ([`VjpAccuracy`](crate::engine::VjpAccuracy),
+    /// from the dense `f64` engines) leaves fewer than
+    /// [`DERIVATIVE_BITS`](crate::engine::DERIVATIVE_BITS) norm-wise; the
+    /// marginals (to name a nearly certain word) only then. `O(n²)`.
+    pub(crate) fn check_gradient(&self, error: f64, norm: f64) -> Result<()> {
+        let bits = crate::engine::VjpAccuracy { error, norm }.bits();
+        if !norm.is_finite() || bits >= crate::engine::DERIVATIVE_BITS {
+            return Ok(());
+        }
+        let mu = self.marginals()?;
+        Ok(crate::engine::derivative_check::check_gradient(
+            error,
+            norm,
+            &mu,
+            self.weights(),
+            self.rooting,
+        )?)
+    }
+
     fn singular(&self) -> Numerical {
         Numerical::Singular {
             pivot: self.factors.zero_pivot().unwrap_or(0),

@@ -6,7 +6,10 @@ use std::sync::OnceLock;
 
 use super::dense::{self, DENSE_UNCERTAINTY};
 use super::eliminated::{eliminated_columns, eliminated_marginals};
-use super::{Dense, Eliminated, Factorization, Factors};
+use super::{
+    Dense, Eliminated, Factorization, Factors, VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN,
+    DERIVATIVE_BITS,
+};
 use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -450,24 +453,32 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
             .clone()
     }
 
-    /// Dense where `ln det` is certified and no word is nearly certain
-    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY); the marginals are
-    /// formed first, `O(n²)` more), the elimination's otherwise.
+    /// Dense where `ln det` is certified and the product's own estimate
+    /// ([`VjpAccuracy`], `O(n²)`) says it keeps
+    /// [`DERIVATIVE_BITS`] norm-wise with [`CERTIFY_DERIVATIVE_MARGIN`] to
+    /// spare; the elimination's otherwise (the dense
+    /// product, `≈ 4n³` flops, is then spent for nothing: the estimate needs
+    /// it). Before, a word nearly certain of its head
+    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY)) decided, and the
+    /// dense products it let through kept only 37 bits.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
         if !self.certified {
             return self.eliminated().marginals_vjp(seed);
         }
         // The dense product forms the inverse anyway: the marginals may try it.
         self.inverse_formed.store(true, Ordering::Relaxed);
-        if dense::nearly_certain_word(
-            &self.marginals()?,
-            &self.weights,
+        let v = self.dense.marginals_vjp(seed)?;
+        let accuracy = VjpAccuracy::of(
+            seed,
+            self.dense.weights(),
+            self.dense.inverse()?,
+            &v,
             self.dense.rooting(),
-            DENSE_UNCERTAINTY,
-        )
-        .is_none()
-        {
-            self.dense.marginals_vjp(seed)
+        );
+        let margin =
+            CERTIFY_DERIVATIVE_MARGIN[usize::from(self.dense.rooting() == Rooting::Single)];
+        if accuracy.bits() >= DERIVATIVE_BITS + margin {
+            Ok(v)
         } else {
             self.eliminated().marginals_vjp(seed)
         }

@@ -2,6 +2,7 @@
 
 use std::sync::OnceLock;
 
+use super::derivative_check::live_accuracy;
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
@@ -22,6 +23,10 @@ pub struct Dense<F: Factorization> {
     /// [`Factorization::ln_det_error`], formed once (`ln Z` and every
     /// derivative check it).
     ln_det_error: OnceLock<f64>,
+    /// Whether vector–Jacobian products are refused when
+    /// [`VjpAccuracy`](super::VjpAccuracy) says they keep fewer than
+    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
+    check_derivatives: bool,
 }
 
 impl<F: Factorization> Dense<F> {
@@ -39,7 +44,20 @@ impl<F: Factorization> Dense<F> {
             lu,
             inverse: OnceLock::new(),
             ln_det_error: OnceLock::new(),
+            check_derivatives: false,
         }
+    }
+
+    /// These factors, refusing every vector–Jacobian product that
+    /// [`VjpAccuracy`](super::VjpAccuracy) estimates to keep fewer than
+    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) norm-wise (`O(n²)` per
+    /// product, compared by the model with the gradient it returns). Meant
+    /// for the `f64` engines; exact and high-precision factorisations need
+    /// no such check.
+    #[must_use]
+    pub fn with_derivative_check(mut self) -> Self {
+        self.check_derivatives = true;
+        self
     }
 
     /// The dense factorisation.
@@ -110,6 +128,20 @@ impl<F: Factorization> Factors for Dense<F> {
             .lu
             .inverse_sandwich(x, weighted_adjoint(seed, w, rooting))?;
         Ok(vjp_glue(Some(seed), w, x, Some(&xcx), rooting))
+    }
+
+    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the inverse, with
+    /// [`Dense::with_derivative_check`] only.
+    fn vjp_accuracy(
+        &self,
+        seed: &Matrix<F::Scalar>,
+        v: &Matrix<F::Scalar>,
+    ) -> Option<super::VjpAccuracy> {
+        if !self.check_derivatives {
+            return None;
+        }
+        let x = self.inverse().ok()?;
+        Some(live_accuracy(seed, &self.weights, x, v, self.rooting))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names
@@ -301,12 +333,14 @@ fn vjp_glue<S: Scalar>(
 /// `u ≥ 2⁻⁵`, 35.8 with `u ≥ 2⁻⁸`, about 28 with `u ≥ 2⁻²⁰`, and 0 below
 /// `2⁻³⁹`. `N(0, 2²)` scores pass at `n = 10`–`100` on 36–40 graphs in 40;
 /// `N(0, 1)` always. The default engine ([`Certified`](super::Certified))
-/// takes the elimination below it for derivatives, and for single-root
-/// marginals (the single-root Laplacian is no M-matrix, and
-/// its inverse's small entries are only absolutely accurate: measured 0
-/// bits on marginals near `1e-20` that its entry-wise test passed). The
-/// dense engines (`F64`, `ShiftedF64`) do not take this test yet: on nearly
-/// certain words their derivatives lose these bits without an error.
+/// takes the elimination below it for single-root marginals (the
+/// single-root Laplacian is no M-matrix, and its inverse's small entries
+/// are only absolutely accurate: measured 0 bits on marginals near `1e-20`
+/// that its entry-wise test passed). Derivatives no longer use this
+/// per-word test: one nearly certain word does not hurt a gradient whose
+/// norm other words carry (and a marginal that underflows gives `u = 0`).
+/// They take the norm-wise estimate [`VjpAccuracy`](super::VjpAccuracy)
+/// instead, which names the word below this threshold when it refuses.
 pub const DENSE_UNCERTAINTY: f64 = 0.031_25;
 
 /// The first word (`0`: the root's row, or multi-root the number of root

@@ -26,6 +26,7 @@
 
 mod certified;
 mod dense;
+pub(crate) mod derivative_check;
 mod eliminated;
 mod prepared;
 
@@ -33,6 +34,9 @@ pub use certified::{
     Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
 };
 pub use dense::{Dense, DENSE_UNCERTAINTY};
+pub use derivative_check::{
+    VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS, VJP_ERROR_FACTOR,
+};
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
 
@@ -190,6 +194,20 @@ pub trait Factors: Send + Sync {
     fn check_accuracy(&self, tolerance: f64) -> std::result::Result<(), Numerical> {
         let _ = tolerance;
         Ok(())
+    }
+
+    /// The estimated accuracy of a product `v` of `seed` from
+    /// [`Factors::marginals_vjp`] ([`VjpAccuracy`]), when these factors
+    /// estimate it ([`Dense::with_derivative_check`]: the `f64` dense
+    /// engines); `None` (the default) otherwise. The model compares its
+    /// error with the gradient it returns. `O(n²)`.
+    fn vjp_accuracy(
+        &self,
+        seed: &Matrix<Self::Scalar>,
+        v: &Matrix<Self::Scalar>,
+    ) -> Option<VjpAccuracy> {
+        let _ = (seed, v);
+        None
     }
 }
 

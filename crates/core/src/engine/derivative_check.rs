@@ -1,0 +1,271 @@
+//! An a-posteriori accuracy estimate for a derivative read from a dense
+//! inverse: how a dense engine knows when a gradient is wrong. The default
+//! engine ([`Certified`](super::Certified)) routes by it; a dense engine
+//! refuses by it with
+//! [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
+//! (`F64` and `ShiftedF64` do not enable it yet: some conformance cases it
+//! refuses, at 44 estimated bits and at 0 on a gradient that may be exactly
+//! zero, are still to be examined).
+
+use super::dense::{nearly_certain_word, DENSE_UNCERTAINTY};
+use crate::error::{Inaccuracy, Numerical};
+use crate::graph::Rooting;
+use crate::laplacian::arc_entries;
+use crate::matrix::Matrix;
+use crate::scalar::Scalar;
+
+/// The fewest correct bits, norm-wise, that a derivative from the dense
+/// inverse must keep by [`VjpAccuracy`] to be returned: `45`, the bar every
+/// gradient of the library is held to (`‖v̂ − v‖₂ ≤ 2⁻⁴⁵ ‖v‖₂`).
+pub const DERIVATIVE_BITS: f64 = 45.0;
+
+/// The factor `c` of the estimate [`VjpAccuracy`]: `1`, calibrated against
+/// `HighPrecision<512>` (see [`VjpAccuracy`]).
+pub const VJP_ERROR_FACTOR: f64 = 1.0;
+
+/// The bits [`Certified`](super::Certified) asks of the estimate beyond
+/// [`DERIVATIVE_BITS`] before it takes a dense product, by rooting
+/// (`[multi, single]`): `[1, 3]`. Multi-root, 1 bit is the least margin
+/// under which no product of the calibration sweep that kept fewer than 45
+/// bits was taken (see [`VjpAccuracy`]). Koo et al.'s single-root
+/// Laplacian is no M-matrix (its root row makes the LU add terms of both
+/// signs): entries of `X` that no arc reads directly enter `X Cᵀ X`, and the
+/// estimate misses them by up to 6 bits. With 3 bits, 5 products of 18,000
+/// that kept 41–45 bits would still be taken; 5 bits would take none, but
+/// would send every `N(0, 2²)` graph to the elimination (`n = 10`–`100`,
+/// 40 graphs each; with 3 bits 36–40 in 40 stay dense, as with the former
+/// per-word test). A speed–accuracy compromise, measured. A dense engine
+/// with [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
+/// refuses at the estimate itself: a margin there would refuse accurate
+/// products of ordinary graphs.
+pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [1.0, 3.0];
+
+/// The estimated accuracy of a vector–Jacobian product of the marginals
+/// computed from the dense inverse `X = L⁻¹`
+/// ([`Factors::marginals_vjp`](super::Factors::marginals_vjp) on
+/// [`Dense`](super::Dense)), from what the product already has, `O(n²)`:
+///
+/// `error = c ε s ‖size‖₂`, with `s = max_f |ḡ_f|` over the allowed arcs,
+/// `size_f = w_f Σ |X_ji|` over the entries of `X` arc `f` reads
+/// (`X_mm` and `X_mh`; `G_f` of
+/// [`weight_gradient`](crate::laplacian::weight_gradient) without its
+/// signs), `c` = [`VJP_ERROR_FACTOR`]; compared with `‖v̂‖₂`, the norm of the
+/// product as computed.
+///
+/// Why: the product is `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))`, a
+/// covariance `Cov(1_f, Σ_e ḡ_e 1_e)` formed as the difference of two parts.
+/// The first, `ḡ_f μ_f`, is read from `w_f (X_mm − X_mh)`, whose rounding
+/// error is about `ε size_f` (each entry of `X` is accurate relative to
+/// itself when the pivots are, which `ln Z`'s check already demands); the
+/// second reads `X Cᵀ X`, whose entries are sums of `|X| |C| |X|`-sized
+/// terms, and `C` is `L` with every weight scaled by its seed, so they err by
+/// about `ε s size_f`. Where a word is nearly certain of its head (or small
+/// root weights make `X` large) those parts are `O(s)` while `v_f` is
+/// `O(u s)`: about `log₂(1/u)` bits go, which no check of `ln Z` sees. The
+/// roundings of different arcs are independent, hence the 2-norm over arcs
+/// (a sum grows with `n²` and overstated the error by 4–7 bits at `n = 100`).
+/// It is an estimate, not a bound, calibrated on a sweep against
+/// `HighPrecision<512>`: `F64` and `ShiftedF64`, both rootings,
+/// `n = 3, 4, 5, 6, 8` (40 graphs each) and `36, 100` (4 each), `N(0, σ²)`
+/// scores with `σ = 1, 2, 4` and uniform ones in `±5, ±10, ±20, ±50`, root
+/// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
+/// products that `ln Z`'s own check lets through (27,000 products). With
+/// `c = 1` the estimate caught, multi-root, every product below 45 bits
+/// but one (44.8 bits) of 8,092, and single-root 1,423 of 1,476 (the 53
+/// missed keep 39–45 bits: see [`CERTIFY_DERIVATIVE_MARGIN`]). It is
+/// pessimistic by 2–4 bits in the median, so it refuses some products that
+/// did keep 45 bits: how many on ordinary graphs is measured by the
+/// `honest_accuracy` example of `spantree-faer` (`refusals`).
+///
+/// An arc in every tree (a word's only allowed head, single-root the only
+/// allowed root arc) has covariance exactly zero, restored by the model, and
+/// is left out: a graph with one tree is never refused. A marginal that
+/// underflows adds a part of size `0`: neither moves the estimate while
+/// other words carry the norm.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VjpAccuracy {
+    /// The estimated absolute error `c ε s ‖size‖₂`.
+    pub error: f64,
+    /// `‖v̂‖₂`, the norm of the product as computed.
+    pub norm: f64,
+}
+
+impl VjpAccuracy {
+    /// Estimates the accuracy of the product `v` of `seed` computed from the
+    /// inverse `x` of the Laplacian of `weights`, `O(n²)`.
+    ///
+    /// ```
+    /// use spantree_core::engine::VjpAccuracy;
+    /// use spantree_core::{Matrix, Rooting};
+    /// // Two words, every weight 1, multi-root: L = [[2, −1], [−1, 2]],
+    /// // X = [[2, 1], [1, 2]] / 3. Root arcs read X_mm (size 2/3), word arcs
+    /// // X_mm and X_mh (size 1): ‖size‖₂ = √(26/9).
+    /// let w = Matrix::from_fn(3, 3, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
+    /// let x = Matrix::from_fn(2, 2, |i, j| if i == j { 2.0 / 3.0 } else { 1.0 / 3.0 });
+    /// // A seed constant on every arc into a word moves no marginal: the
+    /// // product is exactly 0, and nothing of it can be trusted relatively.
+    /// let seed = Matrix::from_fn(3, 3, |_, _| 3.0);
+    /// let a = VjpAccuracy::of(&seed, &w, &x, &Matrix::zeros(3, 3), Rooting::Multi);
+    /// let expected = 3.0 * f64::EPSILON * (26.0f64 / 9.0).sqrt();
+    /// assert!((a.error - expected).abs() < 1e-3 * expected);
+    /// assert_eq!(a.bits(), 0.0);
+    /// ```
+    pub fn of<S: Scalar>(
+        seed: &Matrix<S>,
+        weights: &Matrix<S>,
+        x: &Matrix<S>,
+        v: &Matrix<S>,
+        rooting: Rooting,
+    ) -> Self {
+        Self::over(seed, weights, x, v, rooting, None)
+    }
+
+    /// [`VjpAccuracy::of`] over the arcs that `live` marks (all allowed
+    /// arcs when `None`), `live` in the row-major `(n+1) × (n+1)` layout.
+    fn over<S: Scalar>(
+        seed: &Matrix<S>,
+        weights: &Matrix<S>,
+        x: &Matrix<S>,
+        v: &Matrix<S>,
+        rooting: Rooting,
+        live: Option<&[bool]>,
+    ) -> Self {
+        let n1 = weights.rows();
+        let allowed = |h: usize, m: usize| {
+            h != m && !weights[(h, m)].is_zero() && live.is_none_or(|l| l[h * n1 + m])
+        };
+        // An arc that is in every tree (the only allowed arc into its word,
+        // or single-root the only allowed root arc) has covariance exactly
+        // zero, which `balance` restores: it adds no error.
+        let heads: Vec<usize> = (0..n1)
+            .map(|m| (0..n1).filter(|&h| m > 0 && allowed(h, m)).count())
+            .collect();
+        let roots = (1..n1).filter(|&m| allowed(0, m)).count();
+        let certain = |h: usize, m: usize| {
+            heads[m] == 1 || (rooting == Rooting::Single && h == 0 && roots == 1)
+        };
+        let (mut scale, mut sizes, mut norm) = (0.0f64, 0.0f64, 0.0f64);
+        for h in 0..n1 {
+            for m in (1..n1).filter(|&m| allowed(h, m) && !certain(h, m)) {
+                scale = scale.max(seed[(h, m)].to_f64().abs());
+                let read: f64 = arc_entries(rooting, h, m)
+                    .into_iter()
+                    .flatten()
+                    .map(|(i, j, _)| x[(j, i)].to_f64().abs())
+                    .sum();
+                let size = weights[(h, m)].to_f64().abs() * read;
+                sizes += size * size;
+                let value = v[(h, m)].to_f64();
+                norm += value * value;
+            }
+        }
+        VjpAccuracy {
+            error: VJP_ERROR_FACTOR * f64::EPSILON * scale * sizes.sqrt(),
+            norm: norm.sqrt(),
+        }
+    }
+
+    /// The estimated correct bits, `−log₂(error / norm)` clamped to
+    /// `0..=53`; `53` when the estimated error is zero (a zero seed).
+    pub fn bits(&self) -> f64 {
+        if self.error == 0.0 {
+            return 53.0;
+        }
+        let bits = -(self.error / self.norm).log2();
+        if bits.is_nan() {
+            0.0
+        } else {
+            bits.clamp(0.0, 53.0)
+        }
+    }
+}
+
+/// [`VjpAccuracy::of`], and where it says fewer than [`DERIVATIVE_BITS`],
+/// again without what is zero by structure: arcs in no tree (their
+/// covariances are exactly zero; the dense product leaves `ε`-sized values
+/// there), so that the words they leave with one head count as certain.
+/// `O(n²)`, and `O(n³)` at most on that path only.
+pub(crate) fn live_accuracy<S: Scalar>(
+    seed: &Matrix<S>,
+    weights: &Matrix<S>,
+    x: &Matrix<S>,
+    v: &Matrix<S>,
+    rooting: Rooting,
+) -> VjpAccuracy {
+    let accuracy = VjpAccuracy::of(seed, weights, x, v, rooting);
+    if accuracy.bits() >= DERIVATIVE_BITS {
+        return accuracy;
+    }
+    let live = live_arcs(weights, rooting);
+    VjpAccuracy::over(seed, weights, x, v, rooting, Some(&live))
+}
+
+/// Refuses a gradient of norm `norm` whose estimated absolute error
+/// `error` (from [`VjpAccuracy`]) leaves fewer than [`DERIVATIVE_BITS`],
+/// naming the least certain word under `mu` when one is below
+/// [`DENSE_UNCERTAINTY`]. A gradient that is not finite passes (the model
+/// reports [`Numerical::NotFinite`]). `O(n²)`.
+///
+/// # Errors
+/// [`Numerical::Inaccurate`] with [`Inaccuracy::SmallDerivative`].
+pub(crate) fn check_gradient<S: Scalar>(
+    error: f64,
+    norm: f64,
+    mu: &Matrix<S>,
+    weights: &Matrix<S>,
+    rooting: Rooting,
+) -> Result<(), Numerical> {
+    let bits = VjpAccuracy { error, norm }.bits();
+    if !norm.is_finite() || bits >= DERIVATIVE_BITS {
+        return Ok(());
+    }
+    let mu = mu.map(Scalar::to_f64);
+    let word = nearly_certain_word(&mu, weights, rooting, DENSE_UNCERTAINTY).map(|(m, _)| m);
+    Err(Numerical::Inaccurate {
+        cause: Inaccuracy::SmallDerivative { word },
+        bits: bits as u32,
+    })
+}
+
+/// Whether each allowed arc `h → m` lies in some tree, row-major in the
+/// `(n+1) × (n+1)` layout: `h` must be reachable from the root over allowed
+/// arcs without entering `m` (otherwise every tree through `h → m` closes a
+/// cycle through `m`). Single-root, a root arc `0 → m` also needs every
+/// word reachable from `m` over word arcs, and a word arc is judged as
+/// multi-root (a necessary condition: it may keep an arc in no single-root
+/// tree, which only makes the estimate more cautious). One search per word,
+/// `O(n³)`.
+fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec<bool> {
+    let n1 = weights.rows();
+    let allowed = |h: usize, m: usize| h != m && m > 0 && !weights[(h, m)].is_zero();
+    // The nodes reached from `start` over allowed arcs, never entering
+    // `avoid` (nor the root: arcs into it do not exist).
+    let reach = |start: usize, avoid: usize, words_only: bool| {
+        let mut seen = vec![false; n1];
+        let mut stack = vec![start];
+        seen[start] = true;
+        while let Some(h) = stack.pop() {
+            if words_only && h == 0 {
+                continue;
+            }
+            for (k, seen_k) in seen.iter_mut().enumerate().skip(1) {
+                if k != avoid && !*seen_k && allowed(h, k) {
+                    *seen_k = true;
+                    stack.push(k);
+                }
+            }
+        }
+        seen
+    };
+    let mut live = vec![false; n1 * n1];
+    for m in 1..n1 {
+        let seen = reach(0, m, false);
+        for h in (0..n1).filter(|&h| allowed(h, m) && seen[h]) {
+            live[h * n1 + m] = true;
+        }
+        if rooting == Rooting::Single && allowed(0, m) {
+            live[m] = reach(m, 0, true).iter().skip(1).all(|&s| s);
+        }
+    }
+    live
+}
