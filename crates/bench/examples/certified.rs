@@ -49,7 +49,7 @@ fn time(sizes: &[usize]) {
     );
     println!("|---|---|---|---|---|---|");
     for &n in sizes {
-        let (eliminated, dense) = elimination_against_dense(n, -40.0, 31, 1);
+        let (eliminated, dense) = elimination_against_dense(n, -40.0, Rooting::Single, 31, 1);
         let g = shifted(&normal_graph(n, 2.0, 1), -40.0);
         let w = Accurate
             .prepare(&g, |&w| w)
