@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, SolveCore};
 use faer::{Conj, Mat};
-use spantree_core::{ArcFeatures, Engine, Factorization, Factors, Graph, Matrix, Model, Rooting};
+use spantree_core::{ArcFeatures, Engine, Factorization, Graph, Matrix, Model, Rooting};
 use spantree_faer::Lu;
 
 use crate::{normal_graph, sparse_features};
@@ -488,9 +488,10 @@ pub enum Route {
     /// the marginals from the elimination (single-root: every column), the
     /// product dense.
     MarginalsEliminated,
-    /// `ln det` certified, but a word is nearly certain
-    /// (`DENSE_UNCERTAINTY`): marginals and product from the elimination.
-    NearlyCertain,
+    /// `ln det` certified, but the dense product's own estimate
+    /// (`spantree_core::engine::VjpAccuracy`) refused it: the product (and
+    /// the marginals, when they failed too) from the elimination.
+    ProductEliminated,
     /// The `ln det` test failed: everything from the elimination.
     NotCertified,
 }
@@ -500,7 +501,7 @@ impl Route {
     pub const ALL: [Route; 4] = [
         Route::Dense,
         Route::MarginalsEliminated,
-        Route::NearlyCertain,
+        Route::ProductEliminated,
         Route::NotCertified,
     ];
 
@@ -509,46 +510,25 @@ impl Route {
         match self {
             Route::Dense => "dense",
             Route::MarginalsEliminated => "marginals eliminated",
-            Route::NearlyCertain => "nearly certain word",
+            Route::ProductEliminated => "product eliminated",
             Route::NotCertified => "ln det not certified",
         }
     }
 }
 
 /// The route of one single-root graph on `Accurate`, read off its factors
-/// after the marginals; the nearly certain test is that of the default
-/// engine (`Σ_h μ_hm − max_h μ_hm < DENSE_UNCERTAINTY` for a word with two
-/// allowed heads or more, the root's row counting as a word).
+/// after the entropy gradient (the op the corpus pass times).
 ///
 /// # Panics
-/// If the marginals fail (they do not on valid corpus graphs).
+/// If the gradient fails (it does not on valid corpus graphs).
 pub fn route_of(g: &Graph) -> Route {
     let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
-    let mu = m.marginals().expect("marginals");
+    m.grad_entropy().expect("gradient");
     let f = m.factors();
     if !f.is_certified() {
-        return Route::NotCertified;
-    }
-    let w = f.weights();
-    let n1 = mu.rows();
-    let spread = |cells: Vec<(f64, bool)>| {
-        let allowed = cells.iter().filter(|c| c.1).count();
-        let top = cells.iter().map(|c| c.0).fold(0.0, f64::max);
-        let sum: f64 = cells.iter().map(|c| c.0).sum();
-        let u: f64 = sum - top;
-        allowed > 1 && (u.is_nan() || u < spantree_core::engine::DENSE_UNCERTAINTY)
-    };
-    let word = (1..n1).any(|m| {
-        spread(
-            (0..n1)
-                .filter(|&h| h != m)
-                .map(|h| (mu[(h, m)], w[(h, m)] != 0.0))
-                .collect(),
-        )
-    });
-    let root = n1 > 1 && spread((1..n1).map(|m| (mu[(0, m)], w[(0, m)] != 0.0)).collect());
-    if word || root {
-        Route::NearlyCertain
+        Route::NotCertified
+    } else if f.elimination_formed() {
+        Route::ProductEliminated
     } else if f.dense_marginals_used() {
         Route::Dense
     } else {

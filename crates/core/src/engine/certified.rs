@@ -234,6 +234,13 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         self.marginals.get().map_or(0, |m| m.2)
     }
 
+    /// Whether the elimination was formed: it answered everything (not
+    /// certified), or, certified, a vector–Jacobian product that the dense
+    /// route's estimate refused (`false` before any is asked).
+    pub fn elimination_formed(&self) -> bool {
+        self.eliminated.get().is_some()
+    }
+
     /// The elimination, formed on first use.
     fn eliminated(&self) -> &Eliminated<f64, F> {
         self.eliminated.get_or_init(|| {

@@ -200,31 +200,22 @@ pub(crate) fn live_accuracy<S: Scalar>(
     VjpAccuracy::over(seed, weights, x, v, rooting, Some(&live))
 }
 
-/// Refuses a gradient of norm `norm` whose estimated absolute error
-/// `error` (from [`VjpAccuracy`]) leaves fewer than [`DERIVATIVE_BITS`],
-/// naming the least certain word under `mu` when one is below
-/// [`DENSE_UNCERTAINTY`]. A gradient that is not finite passes (the model
-/// reports [`Numerical::NotFinite`]). `O(n²)`.
-///
-/// # Errors
-/// [`Numerical::Inaccurate`] with [`Inaccuracy::SmallDerivative`].
-pub(crate) fn check_gradient<S: Scalar>(
-    error: f64,
-    norm: f64,
+/// The refusal of a gradient whose estimated accuracy is below
+/// [`DERIVATIVE_BITS`] (the caller decides that), naming the first word
+/// under `mu` whose uncertainty is below [`DENSE_UNCERTAINTY`], if any.
+/// `O(n²)`.
+pub(crate) fn refusal<S: Scalar>(
+    accuracy: VjpAccuracy,
     mu: &Matrix<S>,
     weights: &Matrix<S>,
     rooting: Rooting,
-) -> Result<(), Numerical> {
-    let bits = VjpAccuracy { error, norm }.bits();
-    if !norm.is_finite() || bits >= DERIVATIVE_BITS {
-        return Ok(());
-    }
+) -> Numerical {
     let mu = mu.map(Scalar::to_f64);
     let word = nearly_certain_word(&mu, weights, rooting, DENSE_UNCERTAINTY).map(|(m, _)| m);
-    Err(Numerical::Inaccurate {
+    Numerical::Inaccurate {
         cause: Inaccuracy::SmallDerivative { word },
-        bits: bits as u32,
-    })
+        bits: accuracy.bits() as u32,
+    }
 }
 
 /// Whether each allowed arc `h → m` lies in some tree, row-major in the
