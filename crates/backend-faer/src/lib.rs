@@ -187,11 +187,12 @@ use spantree_core::{Dense, Engine, Graph, Matrix, Prepared, Result, Rooting, Sca
 /// has lost `ln Z` (root weights too small for a multi-root diagonal, pivot
 /// cancellation) it returns [`Numerical::Inaccurate`](spantree_core::Numerical::Inaccurate)
 /// instead of a value; derivatives need a tighter estimate than `ln Z`.
-/// Its vector–Jacobian products (every gradient) are not yet refused by
-/// their own `O(n²)` norm-wise estimate
-/// ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy)): on words nearly
-/// certain of their heads they can lose bits without an error.
-/// Use [`Accurate`] then.
+/// Every gradient (every vector–Jacobian product of the marginals) passes
+/// its own `O(n²)` norm-wise estimate
+/// ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy)) and is refused
+/// with [`Inaccuracy::SmallDerivative`](spantree_core::Inaccuracy::SmallDerivative)
+/// below 45 estimated bits: where words are nearly certain of their heads
+/// the dense product loses bits. Use [`Accurate`] then.
 ///
 /// Use it when scores are moderate (every weight a finite `f64` and `Z` within
 /// range); [`ShiftedF64`] otherwise. `ln Z` still comes from the pivots
@@ -261,8 +262,10 @@ impl Engine for F64 {
         Lu::new(matrix)
     }
 
+    /// [`Dense`] with its derivative check
+    /// ([`Dense::with_derivative_check`]).
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new)
+        Dense::new(weights, rooting, Lu::new).with_derivative_check()
     }
 }
 
@@ -289,8 +292,10 @@ impl Engine for ShiftedF64 {
         Lu::new(matrix)
     }
 
+    /// [`Dense`] with its derivative check
+    /// ([`Dense::with_derivative_check`]).
     fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new)
+        Dense::new(weights, rooting, Lu::new).with_derivative_check()
     }
 }
 

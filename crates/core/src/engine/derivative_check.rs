@@ -3,11 +3,9 @@
 //! engine ([`Certified`](super::Certified)) routes by it; a dense engine
 //! refuses by it with
 //! [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
-//! (`F64` and `ShiftedF64` do not enable it yet: some conformance cases it
-//! refuses, at 44 estimated bits and at 0 on a gradient that may be exactly
-//! zero, are still to be examined).
+//! (the `f64` dense engines `F64` and `ShiftedF64` of `spantree-faer`).
 
-use super::dense::{nearly_certain_word, DENSE_UNCERTAINTY};
+use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::arc_entries;
@@ -45,7 +43,10 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [1.0, 3.0];
 /// ([`Factors::marginals_vjp`](super::Factors::marginals_vjp) on
 /// [`Dense`](super::Dense)), from what the product already has, `O(n²)`:
 ///
-/// `error = c ε s ‖size‖₂`, with `s = max_f |ḡ_f|` over the allowed arcs,
+/// `error = c ε s ‖size‖₂`, with `s = max_f |ḡ'_f|` over the allowed arcs
+/// of the seed centred per column as the product uses it (`ḡ'_hm = ḡ_hm −
+/// Σ_k μ_km ḡ_km` where that lowers the column's largest `|ḡ|`, which
+/// changes no product: see [`Dense`](super::Dense)),
 /// `size_f = w_f Σ |X_ji|` over the entries of `X` arc `f` reads
 /// (`X_mm` and `X_mh`; `G_f` of
 /// [`weight_gradient`](crate::laplacian::weight_gradient) without its
@@ -102,13 +103,20 @@ impl VjpAccuracy {
     /// // X_mm and X_mh (size 1): ‖size‖₂ = √(26/9).
     /// let w = Matrix::from_fn(3, 3, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
     /// let x = Matrix::from_fn(2, 2, |i, j| if i == j { 2.0 / 3.0 } else { 1.0 / 3.0 });
-    /// // A seed constant on every arc into a word moves no marginal: the
-    /// // product is exactly 0, and nothing of it can be trusted relatively.
-    /// let seed = Matrix::from_fn(3, 3, |_, _| 3.0);
-    /// let a = VjpAccuracy::of(&seed, &w, &x, &Matrix::zeros(3, 3), Rooting::Multi);
-    /// let expected = 3.0 * f64::EPSILON * (26.0f64 / 9.0).sqrt();
+    /// // A seed of 1 on arc 1 → 2 alone: the column of word 2 has marginals
+    /// // 2/3 (root) and 1/3 (arc 1 → 2), so c = 1/3 and the centred seed is
+    /// // 2/3 on arc 1 → 2, −1/3 on the root arc, 0 elsewhere: s = 2/3.
+    /// let mut seed = Matrix::zeros(3, 3);
+    /// seed[(1, 2)] = 1.0;
+    /// let v = Matrix::from_fn(3, 3, |_, m| if m == 0 { 0.0 } else { 1.0 });
+    /// let a = VjpAccuracy::of(&seed, &w, &x, &v, Rooting::Multi);
+    /// let expected = 2.0 / 3.0 * f64::EPSILON * (26.0f64 / 9.0).sqrt();
     /// assert!((a.error - expected).abs() < 1e-3 * expected);
-    /// assert_eq!(a.bits(), 0.0);
+    /// // A seed constant on every arc into a word moves no marginal: the
+    /// // centred seed is exactly 0, and so are the product and its error.
+    /// let seed = Matrix::from_fn(3, 3, |_, m| m as f64);
+    /// let a = VjpAccuracy::of(&seed, &w, &x, &Matrix::zeros(3, 3), Rooting::Multi);
+    /// assert_eq!((a.error, a.bits()), (0.0, 53.0));
     /// ```
     pub fn of<S: Scalar>(
         seed: &Matrix<S>,
@@ -131,6 +139,7 @@ impl VjpAccuracy {
         live: Option<&[bool]>,
     ) -> Self {
         let n1 = weights.rows();
+        let seed = centred_seed(seed, weights, x, rooting);
         let allowed = |h: usize, m: usize| {
             h != m && !weights[(h, m)].is_zero() && live.is_none_or(|l| l[h * n1 + m])
         };
@@ -216,6 +225,52 @@ pub(crate) fn refusal<S: Scalar>(
         cause: Inaccuracy::SmallDerivative { word },
         bits: accuracy.bits() as u32,
     }
+}
+
+/// The seed with a constant `c_m` taken from every allowed arc into each
+/// word `m`, as the dense product uses it: `ḡ'_hm = ḡ_hm − c_m`, with
+/// `c_m = Σ_h μ_hm ḡ_hm` (the marginal-weighted mean of the column, `μ`
+/// read from `x`) where that lowers the column's largest `|ḡ|` (else
+/// `c_m = 0`), and the column exactly zero when every allowed arc into `m`
+/// has the same seed. Arcs of weight zero get `0`. `O(n²)`.
+///
+/// Why the product does not change, and what it gains:
+/// [`Dense`](super::Dense)'s `marginals_vjp`.
+pub(crate) fn centred_seed<S: Scalar>(
+    seed: &Matrix<S>,
+    weights: &Matrix<S>,
+    x: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    let n1 = weights.rows();
+    let mu = marginals_from_inverse(weights, x, rooting);
+    let mut centred = Matrix::zeros(n1, n1);
+    for m in 1..n1 {
+        let allowed = || (0..n1).filter(move |&h| h != m && !weights[(h, m)].is_zero());
+        let Some(first) = allowed().next() else {
+            continue;
+        };
+        if allowed().all(|h| seed[(h, m)] == seed[(first, m)]) {
+            continue; // every tree adds the same seed here: exactly zero
+        }
+        let c = allowed().fold(S::zero(), |c, h| {
+            c + mu[(h, m)].clone() * seed[(h, m)].clone()
+        });
+        let largest = |c: &S| {
+            allowed()
+                .map(|h| (seed[(h, m)].clone() - c.clone()).to_f64().abs())
+                .fold(0.0, f64::max)
+        };
+        let c = if c.to_f64().is_finite() && largest(&c) < largest(&S::zero()) {
+            c
+        } else {
+            S::zero()
+        };
+        for h in allowed() {
+            centred[(h, m)] = seed[(h, m)].clone() - c.clone();
+        }
+    }
+    centred
 }
 
 /// Whether each allowed arc `h → m` lies in some tree, row-major in the

@@ -1,0 +1,310 @@
+//! The calibration of the dense derivative check
+//! ([`VjpAccuracy`](spantree_core::engine::VjpAccuracy)): for every
+//! vector–Jacobian product of the marginals, the correct bits norm-wise of
+//! the dense product against `HighPrecision<512>`, and whether the check
+//! refuses it.
+//!
+//! `cargo run --profile test -p spantree-faer --example vjp_calibration [n…]`
+//! (default `n = 3 4 5 6 8`, 40 graphs each; larger `n` take 4 graphs).
+//! Families: `N(0, σ²)` scores, `σ = 1, 2, 4`, and uniform ones in `±5`,
+//! `±10`, `±20`, `±50`; root scores shifted by `0, −5, −10, −20`; both
+//! rootings. Seeds: an entropy seed `−θ`, a random `N(0, 1)` one and the
+//! indicator of a random tree. Engines: dense LU on the weights as given
+//! (`f64`) and on shifted columns (`log`), with the check, and `accurate`
+//! (the default), whose dense product is kept only where the estimate
+//! leaves `CERTIFY_DERIVATIVE_MARGIN` bits to spare. Only products whose
+//! `ln Z` the dense check accepts count (the others are refused before any
+//! derivative).
+//!
+//! Per rooting and engine: the products, those that kept fewer than 45
+//! bits, the refusals, the misses (fewer than 45 bits, not refused), the
+//! false refusals (45 bits or more, refused), the median of true minus
+//! estimated bits (the estimate's pessimism) over the products the check saw, and the fewest and median
+//! true bits of what is returned. `accurate` reports the products its dense
+//! route answered and the fewest bits it returned; a second `accurate` row
+//! gives it the seed centred per word outside the engine (with its own
+//! marginals), which is what centring would give the elimination's reverse
+//! pass where that route answers.
+
+use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
+use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS};
+use spantree_core::{
+    Dense, Engine, Error, Factors, Graph, Matrix, Model, Numerical, Prepared, Result, Rooting,
+    Scalar,
+};
+use spantree_exact::HighPrecision;
+use spantree_faer::{Accurate, Lu};
+
+/// Dense LU with or without column shifts and the derivative check, so the
+/// true accuracy of a refused product can be measured.
+#[derive(Clone, Copy, Debug)]
+struct Local {
+    shifted: bool,
+    check: bool,
+}
+
+impl Engine for Local {
+    type Scalar = f64;
+    type Lu = Lu;
+    type Factors = Dense<Lu>;
+
+    fn name(&self) -> &'static str {
+        if self.shifted {
+            "log"
+        } else {
+            "f64"
+        }
+    }
+
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> Result<Prepared<f64>> {
+        if self.shifted {
+            Ok(Prepared::shifted(graph, convert))
+        } else {
+            Prepared::as_given(graph, convert)
+        }
+    }
+
+    fn lu(&self, matrix: Matrix<f64>) -> Lu {
+        Lu::new(matrix)
+    }
+
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
+        let dense = Dense::new(weights, rooting, Lu::new);
+        if self.check {
+            dense.with_derivative_check()
+        } else {
+            dense
+        }
+    }
+}
+
+/// Norm-wise correct bits of `found` against `exact`, `0..=53`.
+fn bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for (a, e) in found.as_slice().iter().zip(exact) {
+        diff += (a - e) * (a - e);
+        norm += e * e;
+    }
+    if diff == 0.0 {
+        53.0
+    } else if norm == 0.0 || diff.is_nan() {
+        0.0
+    } else {
+        (-(diff.sqrt() / norm.sqrt()).log2()).clamp(0.0, 53.0)
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    products: usize,
+    below: usize,
+    refused: usize,
+    missed: usize,
+    false_refusals: usize,
+    pessimism: Vec<f64>,
+    returned: Vec<f64>,
+    dense: usize,
+}
+
+impl Tally {
+    fn row(&mut self, rooting: Rooting, engine: &str) {
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let fewest = self.returned.iter().copied().fold(53.0, f64::min);
+        let returned = median(&mut self.returned);
+        let pessimism = median(&mut self.pessimism);
+        println!(
+            "| {} | {engine} | {} | {} | {} | {} | {} | {pessimism:.1} | {fewest:.1} | {returned:.1} | {} |",
+            rooting.name(),
+            self.products,
+            self.below,
+            self.refused,
+            self.missed,
+            self.false_refusals,
+            self.dense
+        );
+    }
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![3, 4, 5, 6, 8]
+    } else {
+        sizes
+    };
+    let verbose = std::env::var_os("CALIBRATION_VERBOSE").is_some();
+    println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | fewest returned | median returned | dense route |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for rooting in Rooting::ALL {
+        let mut tallies: [Tally; 4] = Default::default();
+        for &n in &sizes {
+            let graphs = if n <= 10 { 40 } else { 4 };
+            for family in 0..7u64 {
+                for shift in [0.0, -5.0, -10.0, -20.0] {
+                    for g in 0..graphs {
+                        let mut rng = SplitMix64::new(g * 1000 + n as u64 * 17 + family);
+                        let mut s = match family {
+                            0 => normal_scores(&mut rng, n, 1.0, 0.0),
+                            1 => normal_scores(&mut rng, n, 2.0, 0.0),
+                            2 => normal_scores(&mut rng, n, 4.0, 0.0),
+                            3 => uniform_scores(&mut rng, n, 5.0),
+                            4 => uniform_scores(&mut rng, n, 10.0),
+                            5 => uniform_scores(&mut rng, n, 20.0),
+                            _ => uniform_scores(&mut rng, n, 50.0),
+                        };
+                        for m in 1..=n {
+                            s[(0, m)] += shift;
+                        }
+                        let graph = Graph::from_scores(&rows(&s)).expect("valid");
+                        let n1 = n + 1;
+                        let allowed = |h: usize, m: usize| h != m && m != 0;
+                        let entropy = Matrix::from_fn(n1, n1, |h, m| {
+                            if allowed(h, m) {
+                                -s[(h, m)]
+                            } else {
+                                0.0
+                            }
+                        });
+                        let random = Matrix::from_fn(n1, n1, |h, m| {
+                            if allowed(h, m) {
+                                rng.normal()
+                            } else {
+                                0.0
+                            }
+                        });
+                        let heads: Vec<usize> = (1..=n)
+                            .map(|m| if m == 1 { 0 } else { rng.below(m - 1) + 1 })
+                            .collect();
+                        let tree = Matrix::from_fn(n1, n1, |h, m| {
+                            if m > 0 && heads[m - 1] == h {
+                                1.0
+                            } else {
+                                0.0
+                            }
+                        });
+                        let Ok(reference) = Model::new(HighPrecision::<512>, &graph, rooting)
+                        else {
+                            continue;
+                        };
+                        for (what, seed) in [("entropy", &entropy), ("random", &random), ("tree", &tree)]
+                        {
+                            let Ok(truth) = reference
+                                .marginals_vjp(&seed.map(|&x| Scalar::from_f64(x)))
+                                .map(|v| v.as_slice().iter().map(Scalar::to_f64).collect::<Vec<f64>>())
+                            else {
+                                continue;
+                            };
+                            for (k, shifted) in [false, true].into_iter().enumerate() {
+                                let plain = Local { shifted, check: false };
+                                let checked = Local { shifted, check: true };
+                                let Ok(model) = Model::new(plain, &graph, rooting) else {
+                                    continue;
+                                };
+                                let Ok(v) = model.marginals_vjp(seed) else {
+                                    continue;
+                                };
+                                let truth_bits = bits(&v, &truth);
+                                let factors = model.factors();
+                                let estimate = VjpAccuracy::of(
+                                    seed,
+                                    factors.weights(),
+                                    factors.inverse().expect("inverse"),
+                                    &v,
+                                    rooting,
+                                );
+                                let answer = Model::new(checked, &graph, rooting)
+                                    .and_then(|m| m.marginals_vjp(seed));
+                                let refused = matches!(
+                                    answer,
+                                    Err(Error::Numerical(Numerical::Inaccurate { .. }))
+                                );
+                                let t = &mut tallies[k];
+                                t.products += 1;
+                                t.pessimism.push(truth_bits - estimate.bits());
+                                let below = truth_bits < DERIVATIVE_BITS;
+                                t.below += usize::from(below);
+                                t.refused += usize::from(refused);
+                                t.missed += usize::from(below && !refused);
+                                t.false_refusals += usize::from(!below && refused);
+                                if !refused {
+                                    t.returned.push(truth_bits);
+                                }
+                                if verbose && (below != refused) {
+                                    println!(
+                                        "  {} {} n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, estimate {:.1}, refused {refused}",
+                                        rooting.name(),
+                                        plain.name(),
+                                        estimate.bits()
+                                    );
+                                }
+                            }
+                            let Ok(model) = Model::new(Accurate, &graph, rooting) else {
+                                continue;
+                            };
+                            // The seed centred per word outside the engine,
+                            // with its own marginals: what centring gives the
+                            // elimination's reverse pass.
+                            if let Ok(mu) = model.marginals() {
+                                let mut centred = seed.clone();
+                                for m in 1..n1 {
+                                    let c: f64 = (0..n1)
+                                        .filter(|&h| h != m)
+                                        .map(|h| mu[(h, m)] * seed[(h, m)])
+                                        .sum();
+                                    for h in (0..n1).filter(|&h| h != m) {
+                                        centred[(h, m)] -= c;
+                                    }
+                                }
+                                let model = Model::new(Accurate, &graph, rooting).expect("model");
+                                if let Ok(v) = model.marginals_vjp(&centred) {
+                                    let t = &mut tallies[3];
+                                    let truth_bits = bits(&v, &truth);
+                                    t.products += 1;
+                                    t.below += usize::from(truth_bits < DERIVATIVE_BITS);
+                                    t.returned.push(truth_bits);
+                                    t.dense += usize::from(
+                                        model.factors().is_certified()
+                                            && !model.factors().elimination_formed(),
+                                    );
+                                }
+                            }
+                            if let Ok(v) = model.marginals_vjp(seed) {
+                                let t = &mut tallies[2];
+                                let truth_bits = bits(&v, &truth);
+                                t.products += 1;
+                                t.below += usize::from(truth_bits < DERIVATIVE_BITS);
+                                t.returned.push(truth_bits);
+                                if verbose && truth_bits < DERIVATIVE_BITS {
+                                    let norm = truth.iter().map(|x| x * x).sum::<f64>().sqrt();
+                                    println!(
+                                        "  {} accurate n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, ‖v‖ = {norm:.1e}, certified {}, eliminated {}",
+                                        rooting.name(),
+                                        model.factors().is_certified(),
+                                        model.factors().elimination_formed()
+                                    );
+                                }
+                                t.dense += usize::from(
+                                    model.factors().is_certified()
+                                        && !model.factors().elimination_formed(),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (t, engine) in tallies.iter_mut().zip(["f64", "log", "accurate", "accurate, seed centred outside"]) {
+            t.row(rooting, engine);
+        }
+    }
+}
