@@ -18,8 +18,8 @@
 //!
 //! Per rooting and engine: the products, those that kept fewer than 45
 //! bits, the refusals, the misses (fewer than 45 bits, not refused), the
-//! false refusals (45 bits or more, refused), the median of true minus
-//! estimated bits (the estimate's pessimism) over the products the check saw, and the fewest and median
+//! false refusals (45 bits or more, refused), the median, 99th percentile
+//! and largest of true minus estimated bits (the estimate's pessimism) over the products the check saw, and the fewest and median
 //! true bits of what is returned. `accurate` reports the products its dense
 //! route answered and the fewest bits it returned; a second `accurate` row
 //! gives it the seed centred per word outside the engine (with its own
@@ -119,8 +119,15 @@ impl Tally {
         let fewest = self.returned.iter().copied().fold(53.0, f64::min);
         let returned = median(&mut self.returned);
         let pessimism = median(&mut self.pessimism);
+        let quantile = |q: f64| {
+            self.pessimism
+                .get(((self.pessimism.len() as f64 - 1.0) * q) as usize)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        let tail = format!("{:.1} / {:.1}", quantile(0.99), quantile(1.0));
         println!(
-            "| {} | {engine} | {} | {} | {} | {} | {} | {pessimism:.1} | {fewest:.1} | {returned:.1} | {} |",
+            "| {} | {engine} | {} | {} | {} | {} | {} | {pessimism:.1} | {tail} | {fewest:.1} | {returned:.1} | {} |",
             rooting.name(),
             self.products,
             self.below,
@@ -143,8 +150,8 @@ fn main() {
         sizes
     };
     let verbose = std::env::var_os("CALIBRATION_VERBOSE").is_some();
-    println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | fewest returned | median returned | dense route |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | 99th percentile / max | fewest returned | median returned | dense route |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for rooting in Rooting::ALL {
         let mut tallies: [Tally; 4] = Default::default();
         for &n in &sizes {
@@ -168,20 +175,30 @@ fn main() {
                         let graph = Graph::from_scores(&rows(&s)).expect("valid");
                         let n1 = n + 1;
                         let allowed = |h: usize, m: usize| h != m && m != 0;
-                        let entropy = Matrix::from_fn(n1, n1, |h, m| {
-                            if allowed(h, m) {
-                                -s[(h, m)]
-                            } else {
-                                0.0
-                            }
-                        });
-                        let random = Matrix::from_fn(n1, n1, |h, m| {
-                            if allowed(h, m) {
-                                rng.normal()
-                            } else {
-                                0.0
-                            }
-                        });
+                        let entropy =
+                            Matrix::from_fn(
+                                n1,
+                                n1,
+                                |h, m| {
+                                    if allowed(h, m) {
+                                        -s[(h, m)]
+                                    } else {
+                                        0.0
+                                    }
+                                },
+                            );
+                        let random =
+                            Matrix::from_fn(
+                                n1,
+                                n1,
+                                |h, m| {
+                                    if allowed(h, m) {
+                                        rng.normal()
+                                    } else {
+                                        0.0
+                                    }
+                                },
+                            );
                         let heads: Vec<usize> = (1..=n)
                             .map(|m| if m == 1 { 0 } else { rng.below(m - 1) + 1 })
                             .collect();
@@ -196,17 +213,29 @@ fn main() {
                         else {
                             continue;
                         };
-                        for (what, seed) in [("entropy", &entropy), ("random", &random), ("tree", &tree)]
+                        for (what, seed) in
+                            [("entropy", &entropy), ("random", &random), ("tree", &tree)]
                         {
                             let Ok(truth) = reference
                                 .marginals_vjp(&seed.map(|&x| Scalar::from_f64(x)))
-                                .map(|v| v.as_slice().iter().map(Scalar::to_f64).collect::<Vec<f64>>())
+                                .map(|v| {
+                                    v.as_slice()
+                                        .iter()
+                                        .map(Scalar::to_f64)
+                                        .collect::<Vec<f64>>()
+                                })
                             else {
                                 continue;
                             };
                             for (k, shifted) in [false, true].into_iter().enumerate() {
-                                let plain = Local { shifted, check: false };
-                                let checked = Local { shifted, check: true };
+                                let plain = Local {
+                                    shifted,
+                                    check: false,
+                                };
+                                let checked = Local {
+                                    shifted,
+                                    check: true,
+                                };
                                 let Ok(model) = Model::new(plain, &graph, rooting) else {
                                     continue;
                                 };
@@ -303,7 +332,11 @@ fn main() {
                 }
             }
         }
-        for (t, engine) in tallies.iter_mut().zip(["f64", "log", "accurate", "accurate, seed centred outside"]) {
+        for (t, engine) in
+            tallies
+                .iter_mut()
+                .zip(["f64", "log", "accurate", "accurate, seed centred outside"])
+        {
             t.row(rooting, engine);
         }
     }
