@@ -5,17 +5,21 @@
 //! instruction set chosen at run time by [`pulp`] (AVX-512 or AVX2 where the CPU has
 //! it, scalar code otherwise). Safe code: `pulp` owns the dispatch.
 //!
-//! Multiply, then add, not a fused multiply-add: every element sees the
-//! same two roundings in the same order as the scalar loop, so the factors,
-//! inverses and solves are bit for bit the same on every instruction set
-//! (and as the unblocked `getf2` loop), and the accuracy bars measured on
-//! them hold everywhere. Zen 4 issues the multiplies and the adds on
-//! separate pipes, so this costs little throughput (measured in the
-//! report).
+//! Each term is one fused multiply-add, `acc ← fma(s c_r, src_r, acc)`:
+//! one rounding per term instead of two, and half the floating-point
+//! instructions of a multiply then an add. A fused multiply-add is
+//! correctly rounded on every instruction set `pulp` offers (the
+//! AVX-512 and AVX2 `vfmadd`, and `f64::mul_add` on the scalar fallback),
+//! so every element still sees the same roundings in the same order
+//! everywhere: the factors, inverses and solves stay bit for bit the same
+//! on every instruction set (and as the unblocked `getf2` loop written
+//! with `mul_add`), and the accuracy bars measured on them hold everywhere.
 //!
 //! Every factorisation step is one call per row, so the loads and stores of
 //! a row are paid once per block of sources rather than once per source, as
-//! in a rank-1 `axpy` loop.
+//! in a rank-1 `axpy` loop. The plain LU pads its rows to a multiple of
+//! [`PAD`] columns so that its updates are whole vectors ([`update`] then
+//! needs no masked load, which `pulp` implements as a call).
 
 use pulp::{Arch, Simd};
 
@@ -23,6 +27,11 @@ use pulp::{Arch, Simd};
 /// 4 accumulators + 4 source loads + 1 broadcast fit the 16 AVX2 registers
 /// (AVX-512 has 32, but a wider tile leaves `n ≤ 64` rows mostly in tails).
 const TILE: usize = 4;
+
+/// Rows of the plain LU's buffers are padded with zeros to a multiple of
+/// this many columns, the widest vector (AVX-512, 8 lanes): every update of
+/// the factorisation and the inverse then covers whole vectors.
+pub(crate) const PAD: usize = 8;
 
 /// The sources of an update: row `r` is `rows[r·stride + offset ..]`,
 /// read over the destination's width.
@@ -33,10 +42,18 @@ pub(crate) struct Rows<'a> {
     pub(crate) offset: usize,
 }
 
-impl Rows<'_> {
-    fn row(&self, r: usize, width: usize) -> &[f64] {
-        let start = r * self.stride + self.offset;
-        &self.rows[start..start + width]
+impl<'a> Rows<'a> {
+    /// The first `count` rows, each cut to `width` (one bounds check here
+    /// rather than one per row and tile).
+    fn iter(&self, count: usize, width: usize) -> impl Iterator<Item = &'a [f64]> + 'a {
+        let len = if count == 0 {
+            0
+        } else {
+            (count - 1) * self.stride + width
+        };
+        let block = &self.rows[self.offset..self.offset + len];
+        // `stride ≥ width > 0` whenever a row is read (rows do not overlap).
+        block.chunks(self.stride.max(1)).map(move |r| &r[..width])
     }
 }
 
@@ -110,17 +127,17 @@ fn tile<S: Simd, const V: usize, const PARTIAL: bool>(
     } else {
         simd.splat_f64s(0.0)
     };
-    for (r, &c) in coefs.iter().enumerate() {
-        let row = &src.row(r, width)[start..end];
+    for (row, &c) in src.iter(coefs.len(), width).zip(coefs) {
+        let row = &row[start..end];
         let (s, _) = S::as_simd_f64s(&row[..V * lanes]);
         let s: &[S::f64s; V] = s.try_into().expect("V whole vectors");
         let c = simd.splat_f64s(sign * c);
         for v in 0..V {
-            acc[v] = simd.add_f64s(acc[v], simd.mul_f64s(c, s[v]));
+            acc[v] = simd.mul_add_f64s(c, s[v], acc[v]);
         }
         if PARTIAL {
             let x = simd.partial_load_f64s(&row[V * lanes..]);
-            last = simd.add_f64s(last, simd.mul_f64s(c, x));
+            last = simd.mul_add_f64s(c, x, last);
         }
     }
     let (d, _) = S::as_mut_simd_f64s(&mut dst[..V * lanes]);
@@ -166,8 +183,8 @@ mod tests {
 
     /// Every width 0..=70 (every remainder of every vector size), every
     /// source count 0..=5, on the detected instruction set and on the
-    /// scalar fallback, against the plain loop: the same roundings in the
-    /// same order, so bit for bit.
+    /// scalar fallback, against the plain loop of `mul_add`s: the same
+    /// correctly rounded operations in the same order, so bit for bit.
     #[test]
     fn update_matches_the_plain_loop_on_every_width() {
         for width in 0..=70 {
@@ -186,7 +203,7 @@ mod tests {
                     let mut expected = dst.clone();
                     for (r, &c) in coefs.iter().enumerate() {
                         for j in 0..width {
-                            expected[j] += (sign * c) * src[r * stride + 2 + j];
+                            expected[j] = (sign * c).mul_add(src[r * stride + 2 + j], expected[j]);
                         }
                     }
                     let check = |got: &[f64]| {

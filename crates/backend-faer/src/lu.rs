@@ -106,7 +106,7 @@ impl Lu {
         assert_eq!(a.rows(), a.cols(), "an LU needs a square matrix");
         let n = a.rows();
         let factors = match engine {
-            LuKernel::Plain => Factors::Plain(PlainLu::new(n, a.as_slice().to_vec())),
+            LuKernel::Plain => Factors::Plain(PlainLu::new(n, a.as_slice())),
             LuKernel::Faer => Factors::Faer(FaerLu::new(&a)),
         };
         let (pivots, odd) = match &factors {
