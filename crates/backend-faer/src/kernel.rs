@@ -102,6 +102,109 @@ pub(crate) fn update<S: Simd>(
     }
 }
 
+/// How many destination rows [`update_rows`] updates at once.
+pub(crate) const ROWS: usize = 4;
+
+/// [`update`] for many destination rows of one width with the same
+/// sources, each with its own coefficients (`dst_q ← dst_q ∓ Σ_r c_{q,r}
+/// src_r`): rows whose coefficients are all zero are skipped, the others
+/// go through the kernel [`ROWS`] at a time, so that each source vector
+/// loaded serves four rows and the four rows' multiply-adds are
+/// independent (one row alone waits on the latency of its own chain of
+/// multiply-adds when it is only a vector or two wide). Every element still
+/// sees its terms in source order, so the results are those of [`update`]
+/// row by row, bit for bit. The width must be a whole number of [`PAD`]
+/// columns (padded rows); `O(|coefs| · |dst|)` per row.
+#[inline(always)]
+pub(crate) fn update_rows<'a, S: Simd>(
+    simd: S,
+    items: impl Iterator<Item = (&'a mut [f64], &'a [f64])>,
+    src: Rows<'_>,
+    negate: bool,
+) {
+    let mut group: [Option<(&mut [f64], &[f64])>; ROWS] = Default::default();
+    let mut len = 0;
+    for (dst, coefs) in items {
+        if coefs.iter().all(|&c| c == 0.0) || dst.is_empty() {
+            continue;
+        }
+        group[len] = Some((dst, coefs));
+        len += 1;
+        if len == ROWS {
+            let [a, b, c, d] = std::mem::take(&mut group).map(|x| x.expect("a full group"));
+            tiles(simd, [a.0, b.0, c.0, d.0], [a.1, b.1, c.1, d.1], src, negate);
+            len = 0;
+        }
+    }
+    for (dst, coefs) in group.into_iter().flatten() {
+        update(simd, dst, coefs, src, negate);
+    }
+}
+
+/// [`ROWS`] rows of one width (whole [`PAD`] blocks) and their
+/// coefficients (one per source) through the multi-row tiles.
+#[inline(always)]
+fn tiles<S: Simd>(
+    simd: S,
+    dst: [&mut [f64]; ROWS],
+    coefs: [&[f64]; ROWS],
+    src: Rows<'_>,
+    negate: bool,
+) {
+    let lanes = S::F64_LANES;
+    let width = dst[0].len();
+    let count = coefs[0].len();
+    debug_assert!(width % PAD == 0);
+    debug_assert!(dst.iter().all(|d| d.len() == width));
+    debug_assert!(coefs.iter().all(|c| c.len() == count));
+    let mut dst = dst;
+    let mut start = 0;
+    while start + 2 * lanes <= width {
+        row_tile::<S, 2>(simd, &mut dst, coefs, src, count, start, negate);
+        start += 2 * lanes;
+    }
+    if start < width {
+        row_tile::<S, 1>(simd, &mut dst, coefs, src, count, start, negate);
+    }
+}
+
+/// `V` whole vectors from `start` of [`ROWS`] rows, in `ROWS · V`
+/// registers across every source row.
+#[inline(always)]
+fn row_tile<S: Simd, const V: usize>(
+    simd: S,
+    dst: &mut [&mut [f64]; ROWS],
+    coefs: [&[f64]; ROWS],
+    src: Rows<'_>,
+    count: usize,
+    start: usize,
+    negate: bool,
+) {
+    let lanes = S::F64_LANES;
+    let end = start + V * lanes;
+    let sign = if negate { -1.0 } else { 1.0 };
+    let mut acc = [[simd.splat_f64s(0.0); V]; ROWS];
+    for (acc, d) in acc.iter_mut().zip(dst.iter()) {
+        let (d, _) = S::as_simd_f64s(&d[start..end]);
+        acc.copy_from_slice(d);
+    }
+    let coefs = coefs.map(|c| &c[..count]);
+    for (r, row) in src.iter(count, end).enumerate() {
+        let (s, _) = S::as_simd_f64s(&row[start..end]);
+        let s: &[S::f64s; V] = s.try_into().expect("V whole vectors");
+        for (acc, c) in acc.iter_mut().zip(coefs) {
+            let c = simd.splat_f64s(sign * c[r]);
+            for v in 0..V {
+                acc[v] = simd.mul_add_f64s(c, s[v], acc[v]);
+            }
+        }
+    }
+    for (acc, d) in acc.iter().zip(dst.iter_mut()) {
+        let (d, _) = S::as_mut_simd_f64s(&mut d[start..end]);
+        d.copy_from_slice(acc);
+    }
+}
+
 /// `V` whole vectors from `start`, and with `PARTIAL` the remaining lanes
 /// up to the end of `dst`, accumulated in registers over every source row.
 #[inline(always)]

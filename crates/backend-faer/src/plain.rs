@@ -9,7 +9,7 @@
 use pulp::{Arch, Simd, WithSimd};
 use spantree_core::Matrix;
 
-use crate::kernel::{arch, update, Rows, PAD};
+use crate::kernel::{arch, update, update_rows, Rows, PAD, ROWS};
 
 /// Columns per panel. A trailing row is updated by `BLOCK` pivot rows at
 /// once, its registers loaded and stored once per panel.
@@ -202,16 +202,55 @@ impl PlainLu {
 
     #[inline(always)]
     fn inverse_with<S: Simd>(&self, simd: S, x: &mut [f64]) {
-        let stride = self.stride;
-        // Row `i` of `L⁻¹` is zero right of column `i`, and so are the
-        // earlier rows it is updated with: over the columns up to the next
-        // multiple of `PAD` it stays `0 − Σ l · 0 = 0` (and `1` at `i`).
-        for i in 1..self.n {
-            let (done, rest) = x.split_at_mut(i * stride);
-            let width = i.next_multiple_of(PAD);
-            update(simd, &mut rest[..width], &self.row(i)[..i], rows(done, stride), true);
+        let (n, stride) = (self.n, self.stride);
+        // `L⁻¹`, forward, [`ROWS`] rows at a time: first the rows before the
+        // block (independent updates, through the multi-row kernel), then
+        // the block's own earlier rows; every element sees its terms in
+        // ascending order, as in row-by-row forward substitution. Row `i`
+        // of `L⁻¹` is zero right of column `i`, and so are the earlier rows
+        // it is updated with: up to the next multiple of `PAD` columns it
+        // stays `0 − Σ l · 0 = 0` (and `1` at `i`).
+        let mut b = 1;
+        while b < n {
+            let e = (b + ROWS).min(n);
+            let (done, rest) = x.split_at_mut(b * stride);
+            let width = b.next_multiple_of(PAD);
+            let items = rest[..(e - b) * stride]
+                .chunks_exact_mut(stride)
+                .zip(b..e)
+                .map(|(row, i)| (&mut row[..width], &self.row(i)[..b]));
+            update_rows(simd, items, rows(done, stride), true);
+            for i in b + 1..e {
+                let (done, rest) = x.split_at_mut(i * stride);
+                let width = i.next_multiple_of(PAD);
+                let src = rows(&done[b * stride..], stride);
+                update(simd, &mut rest[..width], &self.row(i)[b..i], src, true);
+            }
+            b = e;
         }
-        self.backward_upper(simd, x, stride);
+        // `U⁻¹ L⁻¹`, backward, [`ROWS`] rows at a time: the rows after the
+        // block through the multi-row kernel, then the block's own later
+        // rows, then the division by the pivot. (Row `i` sums its terms in
+        // the order `e..n`, then `i + 1..e`: another order than row-by-row
+        // substitution, the same on every instruction set.)
+        let mut e = n;
+        while e > 0 {
+            let b = e.saturating_sub(ROWS);
+            let (head, done) = x.split_at_mut(e * stride);
+            let items = head[b * stride..]
+                .chunks_exact_mut(stride)
+                .zip(b..e)
+                .map(|(row, i)| (row, &self.row(i)[e..]));
+            update_rows(simd, items, rows(done, stride), true);
+            for i in (b..e).rev() {
+                let (head, done) = x.split_at_mut((i + 1) * stride);
+                let row = &mut head[i * stride..];
+                let src = rows(&done[..(e - i - 1) * stride], stride);
+                update(simd, row, &self.row(i)[i + 1..e], src, true);
+                scale(row, self.diagonal(i));
+            }
+            e = b;
+        }
         for (k, &p) in self.swaps.iter().enumerate().rev() {
             if p != k {
                 for row in x.chunks_exact_mut(stride) {
@@ -359,10 +398,12 @@ impl WithSimd for Factorise<'_> {
                     stride,
                     offset: k1,
                 };
-                for row in bottom.chunks_exact_mut(stride) {
+                let items = bottom.chunks_exact_mut(stride).map(|row| {
                     let (left, right) = row.split_at_mut(k1);
-                    update(simd, right, &left[k0..k1], src, true);
-                }
+                    let left: &[f64] = left;
+                    (right, &left[k0..k1])
+                });
+                update_rows(simd, items, src, true);
             }
             k0 = k1;
         }
