@@ -113,8 +113,9 @@ pub(crate) const ROWS: usize = 4;
 /// independent (one row alone waits on the latency of its own chain of
 /// multiply-adds when it is only a vector or two wide). Every element still
 /// sees its terms in source order, so the results are those of [`update`]
-/// row by row, bit for bit. The width must be a whole number of [`PAD`]
-/// columns (padded rows); `O(|coefs| · |dst|)` per row.
+/// row by row, bit for bit. Rows whose width is not a whole number of
+/// vectors (unpadded) go through [`update`] one by one; `O(|coefs| · |dst|)`
+/// per row.
 #[inline(always)]
 pub(crate) fn update_rows<'a, S: Simd>(
     simd: S,
@@ -132,7 +133,13 @@ pub(crate) fn update_rows<'a, S: Simd>(
         len += 1;
         if len == ROWS {
             let [a, b, c, d] = std::mem::take(&mut group).map(|x| x.expect("a full group"));
-            tiles(simd, [a.0, b.0, c.0, d.0], [a.1, b.1, c.1, d.1], src, negate);
+            if a.0.len() % S::F64_LANES == 0 {
+                tiles(simd, [a.0, b.0, c.0, d.0], [a.1, b.1, c.1, d.1], src, negate);
+            } else {
+                for (dst, coefs) in [a, b, c, d] {
+                    update(simd, dst, coefs, src, negate);
+                }
+            }
             len = 0;
         }
     }
@@ -141,7 +148,7 @@ pub(crate) fn update_rows<'a, S: Simd>(
     }
 }
 
-/// [`ROWS`] rows of one width (whole [`PAD`] blocks) and their
+/// [`ROWS`] rows of one width (whole vectors) and their
 /// coefficients (one per source) through the multi-row tiles.
 #[inline(always)]
 fn tiles<S: Simd>(
@@ -154,7 +161,7 @@ fn tiles<S: Simd>(
     let lanes = S::F64_LANES;
     let width = dst[0].len();
     let count = coefs[0].len();
-    debug_assert!(width % PAD == 0);
+    debug_assert!(width % lanes == 0);
     debug_assert!(dst.iter().all(|d| d.len() == width));
     debug_assert!(coefs.iter().all(|c| c.len() == count));
     let mut dst = dst;
@@ -268,6 +275,83 @@ mod tests {
         #[inline(always)]
         fn with_simd<S: Simd>(self, simd: S) {
             update(simd, self.dst, self.coefs, self.src, self.negate);
+        }
+    }
+
+    struct UpdateRows<'a> {
+        dst: &'a mut [f64],
+        width: usize,
+        coefs: &'a [f64],
+        count: usize,
+        src: Rows<'a>,
+    }
+
+    impl WithSimd for UpdateRows<'_> {
+        type Output = ();
+
+        #[inline(always)]
+        fn with_simd<S: Simd>(self, simd: S) {
+            let items = self
+                .dst
+                .chunks_exact_mut(self.width.max(1))
+                .zip(self.coefs.chunks_exact(self.count.max(1)))
+                .map(|(d, c)| (&mut d[..self.width], &c[..self.count]));
+            update_rows(simd, items, self.src, true);
+        }
+    }
+
+    /// The multi-row kernel: 0..=9 destination rows (full groups of
+    /// [`ROWS`] and every remainder), some with all-zero coefficients
+    /// (skipped), every width 0..=40 (whole vectors and masked tails),
+    /// 0..=6 sources, on the detected and the scalar instruction set,
+    /// against the plain loop of `mul_add`s per row: bit for bit.
+    #[test]
+    fn update_rows_matches_the_plain_loop() {
+        for width in 0..=40 {
+            for sources in 0..=6 {
+                for count in 0..=9 {
+                    let seed = (width * 100 + sources * 10 + count) as u64;
+                    let stride = width + 5;
+                    let src = values(sources * stride + 1, seed);
+                    let mut coefs = values(count * sources, seed + 1);
+                    // Every third row has only zero coefficients.
+                    for (q, c) in coefs.chunks_exact_mut(sources.max(1)).enumerate() {
+                        if q % 3 == 1 {
+                            c.iter_mut().for_each(|x| *x = 0.0);
+                        }
+                    }
+                    let dst = values(count * width, seed + 2);
+                    let mut expected = dst.clone();
+                    for q in 0..count {
+                        if (0..sources).all(|r| coefs[q * sources + r] == 0.0) {
+                            continue;
+                        }
+                        for r in 0..sources {
+                            let c = -coefs[q * sources + r];
+                            for j in 0..width {
+                                let e = &mut expected[q * width + j];
+                                *e = c.mul_add(src[r * stride + 1 + j], *e);
+                            }
+                        }
+                    }
+                    let rows = Rows {
+                        rows: &src,
+                        stride,
+                        offset: 1,
+                    };
+                    for arch in [arch(), Arch::Scalar] {
+                        let mut got = dst.clone();
+                        arch.dispatch(UpdateRows {
+                            dst: &mut got,
+                            width,
+                            coefs: &coefs,
+                            count: sources,
+                            src: rows,
+                        });
+                        assert_eq!(got, expected, "width {width}, {sources} sources, {count} rows");
+                    }
+                }
+            }
         }
     }
 
