@@ -42,7 +42,7 @@ impl PlainLu {
     /// (with fused multiply-adds), summed in another order.
     pub(crate) fn new(n: usize, a: &[f64]) -> Self {
         debug_assert_eq!(a.len(), n * n);
-        let stride = n.next_multiple_of(PAD);
+        let stride = stride(n);
         let mut lu = vec![0.0; n * stride];
         if n > 0 {
             for (dst, src) in lu.chunks_exact_mut(stride).zip(a.chunks_exact(n)) {
@@ -203,6 +203,16 @@ impl PlainLu {
     #[inline(always)]
     fn inverse_with<S: Simd>(&self, simd: S, x: &mut [f64]) {
         let (n, stride) = (self.n, self.stride);
+        if stride % PAD != 0 {
+            // Small and unpadded: row by row (fewer, longer kernel calls).
+            for i in 1..n {
+                let (done, rest) = x.split_at_mut(i * stride);
+                update(simd, &mut rest[..i], &self.row(i)[..i], rows(done, stride), true);
+            }
+            self.backward_upper(simd, x, stride);
+            self.swap_columns(x);
+            return;
+        }
         // `L⁻¹`, forward, [`ROWS`] rows at a time: first the rows before the
         // block (independent updates, through the multi-row kernel), then
         // the block's own earlier rows; every element sees its terms in
@@ -214,7 +224,7 @@ impl PlainLu {
         while b < n {
             let e = (b + ROWS).min(n);
             let (done, rest) = x.split_at_mut(b * stride);
-            let width = b.next_multiple_of(PAD);
+            let width = b.next_multiple_of(PAD).min(stride);
             let items = rest[..(e - b) * stride]
                 .chunks_exact_mut(stride)
                 .zip(b..e)
@@ -222,7 +232,7 @@ impl PlainLu {
             update_rows(simd, items, rows(done, stride), true);
             for i in b + 1..e {
                 let (done, rest) = x.split_at_mut(i * stride);
-                let width = i.next_multiple_of(PAD);
+                let width = i.next_multiple_of(PAD).min(stride);
                 let src = rows(&done[b * stride..], stride);
                 update(simd, &mut rest[..width], &self.row(i)[b..i], src, true);
             }
@@ -251,9 +261,14 @@ impl PlainLu {
             }
             e = b;
         }
+        self.swap_columns(x);
+    }
+
+    /// `X ← X P`: the column swaps of `P` in reverse order.
+    fn swap_columns(&self, x: &mut [f64]) {
         for (k, &p) in self.swaps.iter().enumerate().rev() {
             if p != k {
-                for row in x.chunks_exact_mut(stride) {
+                for row in x.chunks_exact_mut(self.stride) {
                     row.swap(k, p);
                 }
             }
@@ -328,6 +343,19 @@ impl WithSimd for Run<'_> {
                 }
             }
         }
+    }
+}
+
+/// The row stride of the factors of an `n × n` matrix: `n` rounded up to
+/// a multiple of [`PAD`], so that the updates are whole vectors, from
+/// `n = SMALL` on; below, padding costs more than the masked tails it
+/// saves (`n = 10` would be padded by 60%).
+fn stride(n: usize) -> usize {
+    const SMALL: usize = 16;
+    if n < SMALL {
+        n
+    } else {
+        n.next_multiple_of(PAD)
     }
 }
 
