@@ -406,7 +406,7 @@ impl WithSimd for Factorise<'_> {
         // the updated columns `k1..stride` are whole vectors.
         while k0 < n {
             let k1 = (k0 + BLOCK).min(n);
-            factorise_panel(n, stride, lu, swaps, &mut panel, k0, k1);
+            factorise_panel(simd, n, stride, lu, swaps, &mut panel, k0, k1);
             if k1 < n {
                 // U₁₂ = L₁₁⁻¹ A₁₂, row by row (L₁₁ unit lower triangular).
                 for k in k0 + 1..k1 {
@@ -448,8 +448,28 @@ impl WithSimd for Factorise<'_> {
 /// and copied back; the panel's row swaps are then applied to the columns
 /// outside it, which the elimination does not read. The same operations in
 /// the same order per entry as the row-major loop, so the same bits.
+/// The index of the first entry of largest magnitude (`0` if there is
+/// none larger than `0`): a vector max, then a search for it, rather than
+/// one scalar loop carrying an index. The same choice as `getf2`'s
+/// `|a_ik| > max` scan unless the column holds a NaN (the factors are NaN
+/// then either way). `O(len)`.
 #[inline(always)]
-fn factorise_panel(
+fn first_largest<S: Simd>(simd: S, col: &[f64]) -> usize {
+    let (head, tail) = S::as_simd_f64s(col);
+    let mut m = simd.splat_f64s(0.0);
+    for &v in head {
+        m = simd.max_f64s(m, simd.abs_f64s(v));
+    }
+    let mut max = simd.reduce_max_f64s(m);
+    for x in tail {
+        max = if x.abs() > max { x.abs() } else { max };
+    }
+    col.iter().position(|x| x.abs() == max).unwrap_or(0)
+}
+
+#[inline(always)]
+fn factorise_panel<S: Simd>(
+    simd: S,
     n: usize,
     stride: usize,
     lu: &mut [f64],
@@ -468,14 +488,7 @@ fn factorise_panel(
     for kk in 0..w {
         let (done, rest) = buf.split_at_mut((kk + 1) * m);
         let col = &mut done[kk * m..];
-        let mut p = kk;
-        let mut max = col[kk].abs();
-        for (i, x) in col.iter().enumerate().skip(kk + 1) {
-            if x.abs() > max {
-                max = x.abs();
-                p = i;
-            }
-        }
+        let p = kk + first_largest(simd, &col[kk..]);
         swaps.push(k0 + p);
         if p != kk {
             col.swap(kk, p);
