@@ -166,6 +166,14 @@ fn tiles<S: Simd>(
     debug_assert!(coefs.iter().all(|c| c.len() == count));
     let mut dst = dst;
     let mut start = 0;
+    // Four rows of four vectors fill 16 of AVX-512's 32 registers (AVX2
+    // has 16 in all: two vectors there).
+    if lanes >= 8 {
+        while start + 4 * lanes <= width {
+            row_tile::<S, 4>(simd, &mut dst, coefs, src, count, start, negate);
+            start += 4 * lanes;
+        }
+    }
     while start + 2 * lanes <= width {
         row_tile::<S, 2>(simd, &mut dst, coefs, src, count, start, negate);
         start += 2 * lanes;
