@@ -18,7 +18,7 @@ use crate::scaled::Scaled;
 /// `n = 160` (plain / faer: `n = 48` 12.8 / 22.4, `96` 129 / 182, `160`
 /// 603 / 706), ties at `200` (1126 / 1173) and loses at `256`
 /// (2850 / 2079), where faer's cache blocking pays.
-pub const CROSSOVER: usize = 160;
+pub const CROSSOVER: usize = 384;
 
 /// Which LU implementation factorised a matrix.
 ///

@@ -156,23 +156,73 @@ impl PlainLu {
         self.arch.dispatch(Run { lu: self, task });
     }
 
-    /// `L y = b` in place, `b` row-major with `k` columns.
+    /// `L y = b` in place, `b` row-major with `k` columns. Rows of whole
+    /// [`PAD`] blocks go [`ROWS`] at a time: first the rows before the
+    /// block (independent updates, through the multi-row kernel), then the
+    /// block's own earlier rows; every element sees its terms in ascending
+    /// order either way, as in row-by-row substitution, so the same bits.
     #[inline(always)]
     fn forward_unit_lower<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
-        for i in 1..self.n {
-            let (done, rest) = b.split_at_mut(i * k);
-            update(simd, &mut rest[..k], &self.row(i)[..i], rows(done, k), true);
+        let n = self.n;
+        if k % PAD != 0 {
+            for i in 1..n {
+                let (done, rest) = b.split_at_mut(i * k);
+                update(simd, &mut rest[..k], &self.row(i)[..i], rows(done, k), true);
+            }
+            return;
+        }
+        let mut start = 0;
+        while start < n {
+            let end = (start + ROWS).min(n);
+            let (done, rest) = b.split_at_mut(start * k);
+            let items = rest[..(end - start) * k]
+                .chunks_exact_mut(k)
+                .zip(start..end)
+                .map(|(row, i)| (row, &self.row(i)[..start]));
+            update_rows(simd, items, rows(done, k), true);
+            for i in start + 1..end {
+                let (done, rest) = b.split_at_mut(i * k);
+                let src = rows(&done[start * k..], k);
+                update(simd, &mut rest[..k], &self.row(i)[start..i], src, true);
+            }
+            start = end;
         }
     }
 
-    /// `U x = y` in place, `y` row-major with `k` columns.
+    /// `U x = y` in place, `y` row-major with `k` columns. Rows of whole
+    /// [`PAD`] blocks go [`ROWS`] at a time: the rows after the block
+    /// through the multi-row kernel, then the block's own later rows, then
+    /// the division by the pivot. (Row `i` then sums its terms in the order
+    /// `end..n`, then `i + 1..end`: another order than row-by-row
+    /// substitution, the same on every instruction set.)
     #[inline(always)]
     fn backward_upper<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
-        for i in (0..self.n).rev() {
-            let (head, done) = b.split_at_mut((i + 1) * k);
-            let row = &mut head[i * k..];
-            update(simd, row, &self.row(i)[i + 1..], rows(done, k), true);
-            scale(row, self.diagonal(i));
+        if k % PAD != 0 {
+            for i in (0..self.n).rev() {
+                let (head, done) = b.split_at_mut((i + 1) * k);
+                let row = &mut head[i * k..];
+                update(simd, row, &self.row(i)[i + 1..], rows(done, k), true);
+                scale(row, self.diagonal(i));
+            }
+            return;
+        }
+        let mut end = self.n;
+        while end > 0 {
+            let start = end.saturating_sub(ROWS);
+            let (head, done) = b.split_at_mut(end * k);
+            let items = head[start * k..]
+                .chunks_exact_mut(k)
+                .zip(start..end)
+                .map(|(row, i)| (row, &self.row(i)[end..]));
+            update_rows(simd, items, rows(done, k), true);
+            for i in (start..end).rev() {
+                let (head, done) = b.split_at_mut((i + 1) * k);
+                let row = &mut head[i * k..];
+                let src = rows(&done[..(end - i - 1) * k], k);
+                update(simd, row, &self.row(i)[i + 1..end], src, true);
+                scale(row, self.diagonal(i));
+            }
+            end = start;
         }
     }
 
@@ -238,29 +288,8 @@ impl PlainLu {
             }
             b = e;
         }
-        // `U⁻¹ L⁻¹`, backward, [`ROWS`] rows at a time: the rows after the
-        // block through the multi-row kernel, then the block's own later
-        // rows, then the division by the pivot. (Row `i` sums its terms in
-        // the order `e..n`, then `i + 1..e`: another order than row-by-row
-        // substitution, the same on every instruction set.)
-        let mut e = n;
-        while e > 0 {
-            let b = e.saturating_sub(ROWS);
-            let (head, done) = x.split_at_mut(e * stride);
-            let items = head[b * stride..]
-                .chunks_exact_mut(stride)
-                .zip(b..e)
-                .map(|(row, i)| (row, &self.row(i)[e..]));
-            update_rows(simd, items, rows(done, stride), true);
-            for i in (b..e).rev() {
-                let (head, done) = x.split_at_mut((i + 1) * stride);
-                let row = &mut head[i * stride..];
-                let src = rows(&done[..(e - i - 1) * stride], stride);
-                update(simd, row, &self.row(i)[i + 1..e], src, true);
-                scale(row, self.diagonal(i));
-            }
-            e = b;
-        }
+        // `U⁻¹ L⁻¹`, backward (whole padded rows).
+        self.backward_upper(simd, x, stride);
         self.swap_columns(x);
     }
 
@@ -338,9 +367,8 @@ impl WithSimd for Run<'_> {
                 if cols == 0 || inner == 0 {
                     return;
                 }
-                for (row, coefs) in out.chunks_exact_mut(cols).zip(b.chunks_exact(inner)) {
-                    update(simd, row, coefs, rows(x, cols), false);
-                }
+                let items = out.chunks_exact_mut(cols).zip(b.chunks_exact(inner));
+                update_rows(simd, items, rows(x, cols), false);
             }
         }
     }
