@@ -134,7 +134,13 @@ pub(crate) fn update_rows<'a, S: Simd>(
         if len == ROWS {
             let [a, b, c, d] = std::mem::take(&mut group).map(|x| x.expect("a full group"));
             if a.0.len() % S::F64_LANES == 0 {
-                tiles(simd, [a.0, b.0, c.0, d.0], [a.1, b.1, c.1, d.1], src, negate);
+                tiles(
+                    simd,
+                    [a.0, b.0, c.0, d.0],
+                    [a.1, b.1, c.1, d.1],
+                    src,
+                    negate,
+                );
             } else {
                 for (dst, coefs) in [a, b, c, d] {
                     update(simd, dst, coefs, src, negate);
@@ -356,7 +362,10 @@ mod tests {
                             count: sources,
                             src: rows,
                         });
-                        assert_eq!(got, expected, "width {width}, {sources} sources, {count} rows");
+                        assert_eq!(
+                            got, expected,
+                            "width {width}, {sources} sources, {count} rows"
+                        );
                     }
                 }
             }

@@ -257,7 +257,13 @@ impl PlainLu {
             // Small and unpadded: row by row (fewer, longer kernel calls).
             for i in 1..n {
                 let (done, rest) = x.split_at_mut(i * stride);
-                update(simd, &mut rest[..i], &self.row(i)[..i], rows(done, stride), true);
+                update(
+                    simd,
+                    &mut rest[..i],
+                    &self.row(i)[..i],
+                    rows(done, stride),
+                    true,
+                );
             }
             self.backward_upper(simd, x, stride);
             self.swap_columns(x);
