@@ -14,11 +14,12 @@ use crate::scaled::Scaled;
 ///
 /// Measured with `cargo run --release -p spantree-bench --example kernels --
 /// crossover` on random multi-root Laplacians (factorise plus inverse,
-/// minimum of 300 groups, µs): with the SIMD kernel the plain LU wins up to
-/// `n = 160` (plain / faer: `n = 48` 12.8 / 22.4, `96` 129 / 182, `160`
-/// 603 / 706), ties at `200` (1126 / 1173) and loses at `256`
-/// (2850 / 2079), where faer's cache blocking pays.
-pub const CROSSOVER: usize = 160;
+/// minimum of 300 groups, µs, single thread, AVX-512): with the padded
+/// multi-row FMA kernel the plain LU wins at every size measured up to
+/// `n = 384` (plain / faer: `n = 48` 7.9 / 22.3, `96` 84 / 222, `200`
+/// 642 / 1167, `256` 1335 / 1870, `320` 2126 / 3135, `384` 3507 / 4741)
+/// and ties at `512` (10238 / 11340), where faer's cache blocking catches up.
+pub const CROSSOVER: usize = 384;
 
 /// Which LU implementation factorised a matrix.
 ///
@@ -27,9 +28,10 @@ pub const CROSSOVER: usize = 160;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LuKernel {
-    /// A row-major LU blocked in panels of 8 columns, every update through
-    /// one SIMD row kernel (AVX-512, AVX2 or scalar, chosen at run time), no
-    /// allocation beyond the factors. Fastest for small and medium matrices.
+    /// A row-major LU blocked in panels of 8 columns, rows padded to whole
+    /// vectors, every update through one SIMD kernel of fused multiply-adds
+    /// over four rows at a time (AVX-512, AVX2 or scalar, chosen at run
+    /// time; the same bits on each). Fastest up to a few hundred rows.
     Plain,
     /// faer's recursive blocked LU (`faer::linalg::solvers::PartialPivLu`).
     Faer,
@@ -106,7 +108,7 @@ impl Lu {
         assert_eq!(a.rows(), a.cols(), "an LU needs a square matrix");
         let n = a.rows();
         let factors = match engine {
-            LuKernel::Plain => Factors::Plain(PlainLu::new(n, a.as_slice().to_vec())),
+            LuKernel::Plain => Factors::Plain(PlainLu::new(n, a.as_slice())),
             LuKernel::Faer => Factors::Faer(FaerLu::new(&a)),
         };
         let (pivots, odd) = match &factors {

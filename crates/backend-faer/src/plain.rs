@@ -2,12 +2,14 @@
 //! blocked machinery costs more than it saves (see the crate docs for the
 //! measured crossover): a blocked right-looking `getrf` whose updates all go
 //! through one SIMD kernel ([`crate::kernel`]), and an inverse from the
-//! factors, `A⁻¹ = U⁻¹ L⁻¹ P`, in `≈ 4n³/3` flops.
+//! factors, `A⁻¹ = U⁻¹ L⁻¹ P`, in `≈ 4n³/3` flops. Rows are stored padded
+//! with zeros to a multiple of [`PAD`] columns, so that the updates of the
+//! factorisation and of the inverse are whole SIMD vectors.
 
 use pulp::{Arch, Simd, WithSimd};
 use spantree_core::Matrix;
 
-use crate::kernel::{arch, update, Rows};
+use crate::kernel::{arch, update, update_rows, Rows, PAD, ROWS};
 
 /// Columns per panel. A trailing row is updated by `BLOCK` pivot rows at
 /// once, its registers loaded and stored once per panel.
@@ -21,6 +23,9 @@ const BLOCK: usize = 8;
 #[derive(Clone, Debug)]
 pub(crate) struct PlainLu {
     n: usize,
+    /// The row stride of `lu`: `n` rounded up to a multiple of [`PAD`].
+    stride: usize,
+    /// `n × stride`, the padding columns zero.
     lu: Vec<f64>,
     swaps: Vec<usize>,
     arch: Arch,
@@ -33,23 +38,37 @@ impl PlainLu {
     /// column (pivot search, full-row swap, multipliers, update of the
     /// panel's own columns), then the panel's rows of `U` right of it
     /// (`L₁₁⁻¹ A₁₂`) and the trailing rows (`A₂₂ − L₂₁ U₁₂`) get one kernel
-    /// call per row. The same arithmetic as the column-by-column `getf2`,
-    /// summed in another order.
-    pub(crate) fn new(n: usize, mut lu: Vec<f64>) -> Self {
-        debug_assert_eq!(lu.len(), n * n);
+    /// call per row. The same arithmetic as the column-by-column `getf2`
+    /// (with fused multiply-adds), summed in another order.
+    pub(crate) fn new(n: usize, a: &[f64]) -> Self {
+        debug_assert_eq!(a.len(), n * n);
+        let stride = stride(n);
+        let mut lu = vec![0.0; n * stride];
+        if n > 0 {
+            for (dst, src) in lu.chunks_exact_mut(stride).zip(a.chunks_exact(n)) {
+                dst[..n].copy_from_slice(src);
+            }
+        }
         let arch = arch();
         let mut swaps = Vec::with_capacity(n);
         arch.dispatch(Factorise {
             n,
+            stride,
             lu: &mut lu,
             swaps: &mut swaps,
         });
-        PlainLu { n, lu, swaps, arch }
+        PlainLu {
+            n,
+            stride,
+            lu,
+            swaps,
+            arch,
+        }
     }
 
     /// The diagonal of `U`.
     pub(crate) fn pivots(&self) -> Vec<f64> {
-        (0..self.n).map(|i| self.lu[i * self.n + i]).collect()
+        (0..self.n).map(|i| self.lu[i * self.stride + i]).collect()
     }
 
     /// Whether `P` is an odd permutation.
@@ -64,7 +83,14 @@ impl PlainLu {
     }
 
     fn row(&self, i: usize) -> &[f64] {
-        &self.lu[i * self.n..(i + 1) * self.n]
+        &self.lu[i * self.stride..i * self.stride + self.n]
+    }
+
+    /// `u_ii`, and `1 / u_ii` where it is finite (a pivot below
+    /// `f64::MIN_POSITIVE` is divided by instead, as LAPACK does).
+    fn diagonal(&self, i: usize) -> (f64, Option<f64>) {
+        let d = self.lu[i * self.stride + i];
+        (d, reciprocal(d))
     }
 
     /// Solves `A X = B` in place (`B` row-major `n × k`); `A` must be
@@ -91,16 +117,22 @@ impl PlainLu {
 
     /// `A⁻¹ = U⁻¹ L⁻¹ P`; `A` must be nonsingular. `L⁻¹` by forward
     /// substitution on `I`, row `i` only over its nonzero columns `0..i`
-    /// (`≈ n³/3` flops), then `U⁻¹ L⁻¹` by backward substitution (`n³`),
-    /// then the column swaps of `P` in reverse order.
+    /// rounded up to whole vectors (`≈ n³/3` flops), then `U⁻¹ L⁻¹` by
+    /// backward substitution (`n³`), then the column swaps of `P` in
+    /// reverse order. Computed in rows padded like the factors (whole
+    /// vectors), and compacted in place at the end.
     pub(crate) fn inverse(&self) -> Matrix<f64> {
         // `I` from a zeroed buffer (a memset) rather than element by element
         // through `Matrix::identity`, which cost a quarter of the inverse at
         // `n = 36`.
-        let n = self.n;
-        let mut x = vec![0.0; n * n];
-        x.iter_mut().step_by(n + 1).for_each(|d| *d = 1.0);
+        let (n, stride) = (self.n, self.stride);
+        let mut x = vec![0.0; n * stride];
+        x.iter_mut().step_by(stride + 1).for_each(|d| *d = 1.0);
         self.run(Task::Inverse { x: &mut x });
+        for i in 1..n {
+            x.copy_within(i * stride..i * stride + n, i * n);
+        }
+        x.truncate(n * n);
         Matrix::from_row_major(n, n, x)
     }
 
@@ -124,46 +156,93 @@ impl PlainLu {
         self.arch.dispatch(Run { lu: self, task });
     }
 
-    /// `L y = b` in place, `b` row-major with `k` columns.
+    /// `L y = b` in place, `b` row-major with `k` columns. Rows of whole
+    /// [`PAD`] blocks go [`ROWS`] at a time: first the rows before the
+    /// block (independent updates, through the multi-row kernel), then the
+    /// block's own earlier rows; every element sees its terms in ascending
+    /// order either way, as in row-by-row substitution, so the same bits.
     #[inline(always)]
     fn forward_unit_lower<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
-        for i in 1..self.n {
-            let (done, rest) = b.split_at_mut(i * k);
-            update(simd, &mut rest[..k], &self.row(i)[..i], rows(done, k), true);
+        let n = self.n;
+        if k % PAD != 0 {
+            for i in 1..n {
+                let (done, rest) = b.split_at_mut(i * k);
+                update(simd, &mut rest[..k], &self.row(i)[..i], rows(done, k), true);
+            }
+            return;
+        }
+        let mut start = 0;
+        while start < n {
+            let end = (start + ROWS).min(n);
+            let (done, rest) = b.split_at_mut(start * k);
+            let items = rest[..(end - start) * k]
+                .chunks_exact_mut(k)
+                .zip(start..end)
+                .map(|(row, i)| (row, &self.row(i)[..start]));
+            update_rows(simd, items, rows(done, k), true);
+            for i in start + 1..end {
+                let (done, rest) = b.split_at_mut(i * k);
+                let src = rows(&done[start * k..], k);
+                update(simd, &mut rest[..k], &self.row(i)[start..i], src, true);
+            }
+            start = end;
         }
     }
 
-    /// `U x = y` in place, `y` row-major with `k` columns.
+    /// `U x = y` in place, `y` row-major with `k` columns. Rows of whole
+    /// [`PAD`] blocks go [`ROWS`] at a time: the rows after the block
+    /// through the multi-row kernel, then the block's own later rows, then
+    /// the division by the pivot. (Row `i` then sums its terms in the order
+    /// `end..n`, then `i + 1..end`: another order than row-by-row
+    /// substitution, the same on every instruction set.)
     #[inline(always)]
     fn backward_upper<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
-        let n = self.n;
-        for i in (0..n).rev() {
-            let (head, done) = b.split_at_mut((i + 1) * k);
-            let row = &mut head[i * k..];
-            update(simd, row, &self.row(i)[i + 1..], rows(done, k), true);
-            let d = self.lu[i * n + i];
-            row.iter_mut().for_each(|x| *x /= d);
+        if k % PAD != 0 {
+            for i in (0..self.n).rev() {
+                let (head, done) = b.split_at_mut((i + 1) * k);
+                let row = &mut head[i * k..];
+                update(simd, row, &self.row(i)[i + 1..], rows(done, k), true);
+                scale(row, self.diagonal(i));
+            }
+            return;
+        }
+        let mut end = self.n;
+        while end > 0 {
+            let start = end.saturating_sub(ROWS);
+            let (head, done) = b.split_at_mut(end * k);
+            let items = head[start * k..]
+                .chunks_exact_mut(k)
+                .zip(start..end)
+                .map(|(row, i)| (row, &self.row(i)[end..]));
+            update_rows(simd, items, rows(done, k), true);
+            for i in (start..end).rev() {
+                let (head, done) = b.split_at_mut((i + 1) * k);
+                let row = &mut head[i * k..];
+                let src = rows(&done[..(end - i - 1) * k], k);
+                update(simd, row, &self.row(i)[i + 1..end], src, true);
+                scale(row, self.diagonal(i));
+            }
+            end = start;
         }
     }
 
     #[inline(always)]
     fn solve_transpose_with<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
-        let n = self.n;
+        let (n, stride) = (self.n, self.stride);
         let mut column = Vec::with_capacity(n);
         for i in 0..n {
             let (done, rest) = b.split_at_mut(i * k);
             let row = &mut rest[..k];
             column.clear();
-            column.extend((0..i).map(|j| self.lu[j * n + i]));
+            column.extend((0..i).map(|j| self.lu[j * stride + i]));
             update(simd, row, &column, rows(done, k), true);
-            let d = self.lu[i * n + i];
-            row.iter_mut().for_each(|x| *x /= d);
+            scale(row, self.diagonal(i));
         }
         for i in (0..n).rev() {
             let (head, done) = b.split_at_mut((i + 1) * k);
             let row = &mut head[i * k..];
             column.clear();
-            column.extend((i + 1..n).map(|j| self.lu[j * n + i]));
+            column.extend((i + 1..n).map(|j| self.lu[j * stride + i]));
             update(simd, row, &column, rows(done, k), true);
         }
         for (i, &p) in self.swaps.iter().enumerate().rev() {
@@ -173,15 +252,58 @@ impl PlainLu {
 
     #[inline(always)]
     fn inverse_with<S: Simd>(&self, simd: S, x: &mut [f64]) {
-        let n = self.n;
-        for i in 1..n {
-            let (done, rest) = x.split_at_mut(i * n);
-            update(simd, &mut rest[..i], &self.row(i)[..i], rows(done, n), true);
+        let (n, stride) = (self.n, self.stride);
+        if stride % PAD != 0 {
+            // Small and unpadded: row by row (fewer, longer kernel calls).
+            for i in 1..n {
+                let (done, rest) = x.split_at_mut(i * stride);
+                update(
+                    simd,
+                    &mut rest[..i],
+                    &self.row(i)[..i],
+                    rows(done, stride),
+                    true,
+                );
+            }
+            self.backward_upper(simd, x, stride);
+            self.swap_columns(x);
+            return;
         }
-        self.backward_upper(simd, x, n);
+        // `L⁻¹`, forward, [`ROWS`] rows at a time: first the rows before the
+        // block (independent updates, through the multi-row kernel), then
+        // the block's own earlier rows; every element sees its terms in
+        // ascending order, as in row-by-row forward substitution. Row `i`
+        // of `L⁻¹` is zero right of column `i`, and so are the earlier rows
+        // it is updated with: up to the next multiple of `PAD` columns it
+        // stays `0 − Σ l · 0 = 0` (and `1` at `i`).
+        let mut b = 1;
+        while b < n {
+            let e = (b + ROWS).min(n);
+            let (done, rest) = x.split_at_mut(b * stride);
+            let width = b.next_multiple_of(PAD).min(stride);
+            let items = rest[..(e - b) * stride]
+                .chunks_exact_mut(stride)
+                .zip(b..e)
+                .map(|(row, i)| (&mut row[..width], &self.row(i)[..b]));
+            update_rows(simd, items, rows(done, stride), true);
+            for i in b + 1..e {
+                let (done, rest) = x.split_at_mut(i * stride);
+                let width = i.next_multiple_of(PAD).min(stride);
+                let src = rows(&done[b * stride..], stride);
+                update(simd, &mut rest[..width], &self.row(i)[b..i], src, true);
+            }
+            b = e;
+        }
+        // `U⁻¹ L⁻¹`, backward (whole padded rows).
+        self.backward_upper(simd, x, stride);
+        self.swap_columns(x);
+    }
+
+    /// `X ← X P`: the column swaps of `P` in reverse order.
+    fn swap_columns(&self, x: &mut [f64]) {
         for (k, &p) in self.swaps.iter().enumerate().rev() {
             if p != k {
-                for row in x.chunks_exact_mut(n) {
+                for row in x.chunks_exact_mut(self.stride) {
                     row.swap(k, p);
                 }
             }
@@ -251,11 +373,39 @@ impl WithSimd for Run<'_> {
                 if cols == 0 || inner == 0 {
                     return;
                 }
-                for (row, coefs) in out.chunks_exact_mut(cols).zip(b.chunks_exact(inner)) {
-                    update(simd, row, coefs, rows(x, cols), false);
-                }
+                let items = out.chunks_exact_mut(cols).zip(b.chunks_exact(inner));
+                update_rows(simd, items, rows(x, cols), false);
             }
         }
+    }
+}
+
+/// The row stride of the factors of an `n × n` matrix: `n` rounded up to
+/// a multiple of [`PAD`], so that the updates are whole vectors, from
+/// `n = SMALL` on; below, padding costs more than the masked tails it
+/// saves (`n = 10` would be padded by 60%).
+fn stride(n: usize) -> usize {
+    const SMALL: usize = 16;
+    if n < SMALL {
+        n
+    } else {
+        n.next_multiple_of(PAD)
+    }
+}
+
+/// `1 / d` where it is finite and `d` is normal: dividing by a pivot is
+/// then multiplying by its reciprocal (one division per row, not one per
+/// entry: `vdivpd` has a fraction of `vmulpd`'s throughput), at the cost of
+/// a second rounding (≤ 1.5 ulp rather than 0.5), as LAPACK's `getf2` does.
+fn reciprocal(d: f64) -> Option<f64> {
+    (d.abs() >= f64::MIN_POSITIVE && d.is_finite()).then(|| 1.0 / d)
+}
+
+/// `row ← row / d`, by the reciprocal where [`reciprocal`] gives one.
+fn scale(row: &mut [f64], (d, r): (f64, Option<f64>)) {
+    match r {
+        Some(r) => row.iter_mut().for_each(|x| *x *= r),
+        None => row.iter_mut().for_each(|x| *x /= d),
     }
 }
 
@@ -268,6 +418,7 @@ fn swap_rows(b: &mut [f64], k: usize, i: usize, p: usize) {
 
 struct Factorise<'a> {
     n: usize,
+    stride: usize,
     lu: &'a mut [f64],
     swaps: &'a mut Vec<usize>,
 }
@@ -277,35 +428,44 @@ impl WithSimd for Factorise<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        let Factorise { n, lu, swaps } = self;
+        let Factorise {
+            n,
+            stride,
+            lu,
+            swaps,
+        } = self;
         let mut panel = vec![0.0; n * BLOCK];
         let mut k0 = 0;
+        // Every panel boundary `k1 < n` is a multiple of `BLOCK = PAD`, so
+        // the updated columns `k1..stride` are whole vectors.
         while k0 < n {
             let k1 = (k0 + BLOCK).min(n);
-            factorise_panel(n, lu, swaps, &mut panel, k0, k1);
+            factorise_panel(simd, n, stride, lu, swaps, &mut panel, k0, k1);
             if k1 < n {
                 // U₁₂ = L₁₁⁻¹ A₁₂, row by row (L₁₁ unit lower triangular).
                 for k in k0 + 1..k1 {
-                    let (top, rest) = lu.split_at_mut(k * n);
-                    let (left, right) = rest[..n].split_at_mut(k1);
+                    let (top, rest) = lu.split_at_mut(k * stride);
+                    let (left, right) = rest[..stride].split_at_mut(k1);
                     let src = Rows {
-                        rows: &top[k0 * n..],
-                        stride: n,
+                        rows: &top[k0 * stride..],
+                        stride,
                         offset: k1,
                     };
                     update(simd, right, &left[k0..k], src, true);
                 }
                 // A₂₂ −= L₂₁ U₁₂.
-                let (top, bottom) = lu.split_at_mut(k1 * n);
+                let (top, bottom) = lu.split_at_mut(k1 * stride);
                 let src = Rows {
-                    rows: &top[k0 * n..],
-                    stride: n,
+                    rows: &top[k0 * stride..],
+                    stride,
                     offset: k1,
                 };
-                for row in bottom.chunks_exact_mut(n) {
+                let items = bottom.chunks_exact_mut(stride).map(|row| {
                     let (left, right) = row.split_at_mut(k1);
-                    update(simd, right, &left[k0..k1], src, true);
-                }
+                    let left: &[f64] = left;
+                    (right, &left[k0..k1])
+                });
+                update_rows(simd, items, src, true);
             }
             k0 = k1;
         }
@@ -315,15 +475,37 @@ impl WithSimd for Factorise<'_> {
 /// Eliminates the panel of columns `k0..k1` (rows `k0..n`) column by
 /// column, as `getf2` does: pivot search, row swap, multipliers
 /// `l = a / pivot`, and the update `a −= l · u` of the panel's later
-/// columns, skipped where `l = 0`. The panel is copied into `scratch`
+/// columns (`a ← fma(−l, u, a)`), skipped where `l = 0`, with `l = a · (1 / pivot)`
+/// ([`reciprocal`]). The panel is copied into `scratch`
 /// column-major first, so that every step runs down contiguous columns
 /// (vectorised divisions and updates rather than one short row at a time),
 /// and copied back; the panel's row swaps are then applied to the columns
 /// outside it, which the elimination does not read. The same operations in
 /// the same order per entry as the row-major loop, so the same bits.
+/// The index of the first entry of largest magnitude (`0` if there is
+/// none larger than `0`): a vector max, then a search for it, rather than
+/// one scalar loop carrying an index. The same choice as `getf2`'s
+/// `|a_ik| > max` scan unless the column holds a NaN (the factors are NaN
+/// then either way). `O(len)`.
 #[inline(always)]
-fn factorise_panel(
+fn first_largest<S: Simd>(simd: S, col: &[f64]) -> usize {
+    let (head, tail) = S::as_simd_f64s(col);
+    let mut m = simd.splat_f64s(0.0);
+    for &v in head {
+        m = simd.max_f64s(m, simd.abs_f64s(v));
+    }
+    let mut max = simd.reduce_max_f64s(m);
+    for x in tail {
+        max = if x.abs() > max { x.abs() } else { max };
+    }
+    col.iter().position(|x| x.abs() == max).unwrap_or(0)
+}
+
+#[inline(always)]
+fn factorise_panel<S: Simd>(
+    simd: S,
     n: usize,
+    stride: usize,
     lu: &mut [f64],
     swaps: &mut Vec<usize>,
     scratch: &mut [f64],
@@ -334,20 +516,13 @@ fn factorise_panel(
     let buf = &mut scratch[..m * w];
     // Column `k0 + c` from row `k0` on is every `n`-th entry from there.
     for (c, col) in buf.chunks_exact_mut(m).enumerate() {
-        let src = lu[k0 * n + k0 + c..].iter().step_by(n);
+        let src = lu[k0 * stride + k0 + c..].iter().step_by(stride);
         col.iter_mut().zip(src).for_each(|(x, &v)| *x = v);
     }
     for kk in 0..w {
         let (done, rest) = buf.split_at_mut((kk + 1) * m);
         let col = &mut done[kk * m..];
-        let mut p = kk;
-        let mut max = col[kk].abs();
-        for (i, x) in col.iter().enumerate().skip(kk + 1) {
-            if x.abs() > max {
-                max = x.abs();
-                p = i;
-            }
-        }
+        let p = kk + first_largest(simd, &col[kk..]);
         swaps.push(k0 + p);
         if p != kk {
             col.swap(kk, p);
@@ -364,23 +539,26 @@ fn factorise_panel(
             continue;
         }
         let l = &mut col[kk + 1..];
-        l.iter_mut().for_each(|x| *x /= pivot);
+        scale(l, (pivot, reciprocal(pivot)));
         for other in rest.chunks_exact_mut(m) {
             let u = other[kk];
             for (x, &l) in other[kk + 1..].iter_mut().zip(&*l) {
-                let t = *x - l * u;
+                let t = (-l).mul_add(u, *x);
                 *x = if l != 0.0 { t } else { *x };
             }
         }
     }
     for (c, col) in buf.chunks_exact(m).enumerate() {
-        let dst = lu[k0 * n + k0 + c..].iter_mut().step_by(n);
+        let dst = lu[k0 * stride + k0 + c..].iter_mut().step_by(stride);
         dst.zip(col).for_each(|(x, &v)| *x = v);
     }
     for (k, &p) in (k0..k1).zip(&swaps[k0..k1]) {
         if p != k {
-            let (top, bottom) = lu.split_at_mut(p * n);
-            let (a, b) = (&mut top[k * n..(k + 1) * n], &mut bottom[..n]);
+            let (top, bottom) = lu.split_at_mut(p * stride);
+            let (a, b) = (
+                &mut top[k * stride..(k + 1) * stride],
+                &mut bottom[..stride],
+            );
             a[..k0].swap_with_slice(&mut b[..k0]);
             a[k1..].swap_with_slice(&mut b[k1..]);
         }
@@ -391,8 +569,10 @@ fn factorise_panel(
 mod tests {
     use super::*;
 
-    /// The textbook unblocked `getf2`, row-major, one column at a time:
-    /// the definition the blocked factorisation must reproduce.
+    /// The textbook unblocked `getf2`, row-major, one column at a time,
+    /// multipliers by the reciprocal of the pivot and updates by fused
+    /// multiply-adds (LAPACK's `dgetf2` with an FMA): the definition the
+    /// blocked factorisation must reproduce.
     fn getf2(n: usize, mut a: Vec<f64>) -> (Vec<f64>, Vec<usize>) {
         let mut swaps = Vec::new();
         for k in 0..n {
@@ -410,12 +590,17 @@ mod tests {
             if pivot == 0.0 {
                 continue;
             }
+            let normal = pivot.abs() >= f64::MIN_POSITIVE && pivot.is_finite();
             for i in k + 1..n {
-                let l = a[i * n + k] / pivot;
+                let l = if normal {
+                    a[i * n + k] * (1.0 / pivot)
+                } else {
+                    a[i * n + k] / pivot
+                };
                 a[i * n + k] = l;
                 if l != 0.0 {
                     for j in k + 1..n {
-                        a[i * n + j] -= l * a[k * n + j];
+                        a[i * n + j] = (-l).mul_add(a[k * n + j], a[i * n + j]);
                     }
                 }
             }
@@ -451,16 +636,28 @@ mod tests {
                     .collect();
                 let (expected, expected_swaps) = getf2(n, a.clone());
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                for arch in [arch(), Arch::Scalar] {
-                    let mut lu = a.clone();
+                // Unpadded rows (masked tails) and the padded rows of `PlainLu`.
+                for (arch, stride) in [arch(), Arch::Scalar]
+                    .into_iter()
+                    .flat_map(|a| [(a, n), (a, n.next_multiple_of(PAD))])
+                {
+                    let mut lu = vec![0.0; n * stride];
+                    for (i, row) in a.chunks_exact(n.max(1)).enumerate() {
+                        lu[i * stride..i * stride + n].copy_from_slice(row);
+                    }
                     let mut swaps = Vec::new();
                     arch.dispatch(Factorise {
                         n,
+                        stride,
                         lu: &mut lu,
                         swaps: &mut swaps,
                     });
-                    assert_eq!(bits(&lu), bits(&expected), "n = {n}, kind {kind}");
-                    assert_eq!(swaps, expected_swaps, "n = {n}, kind {kind}");
+                    let got: Vec<f64> = (0..n * n).map(|k| lu[k / n * stride + k % n]).collect();
+                    let what = format!("n = {n}, kind {kind}, stride {stride}");
+                    assert_eq!(bits(&got), bits(&expected), "{what}");
+                    assert_eq!(swaps, expected_swaps, "{what}");
+                    let padding = (0..n * stride).filter(|k| k % stride >= n);
+                    assert!(padding.map(|k| lu[k]).all(|x| x == 0.0), "{what}");
                 }
             }
         }

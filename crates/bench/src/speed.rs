@@ -201,7 +201,9 @@ fn laplacian_of(scores: &Matrix<f64>) -> Matrix<f64> {
     let mut c = vec![f64::NEG_INFINITY; n1];
     for row in scores.as_slice().chunks_exact(n1) {
         for (c, &s) in c.iter_mut().zip(row) {
-            *c = c.max(s);
+            // A select rather than `f64::max` (which must ignore NaNs): it
+            // vectorises; the scores have no NaN.
+            *c = if s > *c { s } else { *c };
         }
     }
     let mut l = Matrix::zeros(n1 - 1, n1 - 1);
