@@ -797,18 +797,16 @@ impl<P: NonNegative> Work<P> {
         // ρ[k] ≠ 0 with a zero multiplier: ρ[k] / d_k underflowed.
         self.tiny |= root_lower.is_nil() && !root.is_nil() && !pivot.is_nil();
         if !root_lower.is_nil() {
-            // The flag in a local: stored through `self` it was written
-            // back at every entry.
-            let mut tiny = root_lower.value.is_extreme();
-            let row = &self.arcs[k * r + alive.start..k * r + alive.end];
-            for (a, root) in row.iter().zip(&mut self.root[alive]) {
+            self.tiny |= root_lower.value.is_extreme();
+            for m in alive {
+                let a = &self.arcs[k * r + m];
                 if !a.is_nil() {
                     let add = root_lower.times(&Leading::finite(a.clone()));
-                    *root = root.plus(&add);
-                    tiny |= add.is_nil() || add.value.is_extreme() || root.value.is_extreme();
+                    self.root[m] = self.root[m].plus(&add);
+                    self.tiny |=
+                        add.is_nil() || add.value.is_extreme() || self.root[m].value.is_extreme();
                 }
             }
-            self.tiny |= tiny;
         }
         (pivot, root_lower)
     }
@@ -889,70 +887,20 @@ fn accumulate<P: NonNegative>(x: &mut [P], terms: &[(&P, &[P])]) {
 /// The smallest of the values of `xs` marked `formed` (by logarithm; the
 /// first of equals), zero included: a multiplier that underflowed counts.
 fn smallest_formed<'a, P: NonNegative>(xs: &'a [P], formed: &[bool]) -> Option<&'a P> {
-    first_smallest(xs, |i, _| formed[i])
+    let mut best: Option<(&P, f64)> = None;
+    for (x, _) in xs.iter().zip(formed).filter(|(_, &f)| f) {
+        let key = x.magnitude();
+        if best.is_none_or(|(_, k)| key < k) {
+            best = Some((x, key));
+        }
+    }
+    best.map(|(x, _)| x)
 }
 
 /// The smallest non-zero entry (by logarithm), if any.
 fn smallest<P: NonNegative>(xs: &[P]) -> Option<&P> {
-    first_smallest(xs, |_, x| !x.is_nil())
-}
-
-/// The first entry of least [`NonNegative::magnitude`] among those of `xs`
-/// that `keep` accepts (given the index and the entry), if any: the entry
-/// a left-to-right scan picks ([`scan_smallest`]), found by four
-/// independent chains of comparisons (entries `i ≡ j mod 4` in chain `j`,
-/// merged at the end, the first of equals winning). A scan's every
-/// comparison waits for the one before; this ran at a fraction of its
-/// latency, and the underflow check of every step calls it twice. Keys that
-/// are NaN or `+∞` (never from valid weights) go to the scan itself.
-fn first_smallest<'a, P: NonNegative>(
-    xs: &'a [P],
-    keep: impl Fn(usize, &P) -> bool,
-) -> Option<&'a P> {
-    let mut key = [f64::INFINITY; 4];
-    let mut at = [usize::MAX; 4];
-    let mut odd = false;
-    let mut consider = |lane: usize, i: usize, x: &P| {
-        if keep(i, x) {
-            let k = x.magnitude();
-            odd |= !(k < f64::INFINITY);
-            if k < key[lane] {
-                key[lane] = k;
-                at[lane] = i;
-            }
-        }
-    };
-    let mut chunks = xs.chunks_exact(4);
-    for (c, chunk) in chunks.by_ref().enumerate() {
-        for (lane, x) in chunk.iter().enumerate() {
-            consider(lane, 4 * c + lane, x);
-        }
-    }
-    let tail = xs.len() - chunks.remainder().len();
-    for (lane, x) in chunks.remainder().iter().enumerate() {
-        consider(lane, tail + lane, x);
-    }
-    if odd {
-        return scan_smallest(xs, keep);
-    }
-    let mut best: Option<(f64, usize)> = None;
-    for (&k, &i) in key.iter().zip(&at) {
-        if i != usize::MAX && best.is_none_or(|(bk, bi)| k < bk || (k == bk && i < bi)) {
-            best = Some((k, i));
-        }
-    }
-    best.map(|(_, i)| &xs[i])
-}
-
-/// The first entry of least [`NonNegative::magnitude`] among those `keep`
-/// accepts, by one left-to-right scan (a NaN key is kept only if it comes
-/// first, as every later comparison with it fails).
-fn scan_smallest<'a, P: NonNegative>(
-    xs: &'a [P],
-    keep: impl Fn(usize, &P) -> bool,
-) -> Option<&'a P> {
     let mut best: Option<(&P, f64)> = None;
-    for (_, x) in xs.iter().enumerate().filter(|(i, x)| keep(*i, x)) {
+    for x in xs.iter().filter(|x| !x.is_nil()) {
         let key = x.magnitude();
         if best.is_none_or(|(_, k)| key < k) {
             best = Some((x, key));
