@@ -63,7 +63,11 @@ fn check(g: &Graph) -> Route {
     let prepared = Accurate.prepare(g, |&w| w).expect("prepared");
     let f = Accurate.factorize(prepared.weights().clone(), Rooting::Multi);
     f.marginals().expect("marginals");
-    match (f.is_certified(), f.row_sum_certified(), f.dense_marginals_used()) {
+    match (
+        f.is_certified(),
+        f.row_sum_certified(),
+        f.dense_marginals_used(),
+    ) {
         (true, _, _) => Route::Dense,
         (false, true, true) => Route::RowSum,
         (false, true, false) => Route::RowSumLnZ,
@@ -85,7 +89,10 @@ fn root_scores_minus_forty_take_the_row_sum_route_with_forty_bits() {
             row_sum += usize::from(route == Route::RowSum);
         }
     }
-    assert!(row_sum > 0, "no graph took the row-sum route for its marginals");
+    assert!(
+        row_sum > 0,
+        "no graph took the row-sum route for its marginals"
+    );
 }
 
 #[test]
@@ -129,8 +136,15 @@ fn derivatives_on_the_row_sum_route_keep_their_bits() {
             .expect("reference gradient");
         let reference: Vec<f64> = reference[0].as_slice().iter().map(Scalar::to_f64).collect();
         let a = found[0].as_slice();
-        let error: f64 = a.iter().zip(&reference).map(|(x, y)| (x - y) * (x - y)).sum();
+        let error: f64 = a
+            .iter()
+            .zip(&reference)
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum();
         let size: f64 = reference.iter().map(|y| y * y).sum();
-        assert!(error <= size * 2f64.powi(-80), "n = {n}: {error:e} against {size:e}");
+        assert!(
+            error <= size * 2f64.powi(-80),
+            "n = {n}: {error:e} against {size:e}"
+        );
     }
 }

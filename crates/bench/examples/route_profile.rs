@@ -41,10 +41,14 @@ fn multi(n: usize, seconds: f64) {
         Elimination::keeping_half(&weights, Rooting::Multi).log_partition()
     });
     let pass = median_time(21, || {
-        checked_marginals(&weights, Rooting::Multi).expect("marginals").0[(0, 1)]
+        checked_marginals(&weights, Rooting::Multi)
+            .expect("marginals")
+            .0[(0, 1)]
     });
     let e = Elimination::keeping_half(&weights, Rooting::Multi);
-    let from_head = median_time(21, || e.checked_marginals(&weights).expect("marginals").0[(0, 1)]);
+    let from_head = median_time(21, || {
+        e.checked_marginals(&weights).expect("marginals").0[(0, 1)]
+    });
     println!(
         "n = {n}: accurate ln Z + marginals {:.1} µs; forward (keeping half) {:.1} µs; \
          whole marginal pass {:.1} µs; marginal pass from the head {:.1} µs",
