@@ -644,7 +644,8 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
                 };
                 let value = first + second;
                 // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
-                if !(first.abs() + second.abs() <= bound * value.abs()) {
+                let keeps_its_bits = first.abs() + second.abs() <= bound * value.abs();
+                if !keeps_its_bits {
                     return None;
                 }
                 mu[(h, m)] = w * value;
