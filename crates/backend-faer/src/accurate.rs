@@ -34,8 +34,15 @@ use crate::Lu;
 /// marginals do not move, so root scores −40 below the arcs' take the dense
 /// route too when its checks pass.
 ///
-/// **The elimination otherwise** (multi-root root scores far below the arc
-/// scores, single-root ones more than about 44 below, pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
+/// Multi-root, when the LU of the Laplacian refuses itself (root scores far
+/// below the arcs'), its row-sum form comes next: the first row replaced by
+/// the column sums, which are the root weights (an exact row operation,
+/// the determinant unchanged), scaled as single-root. Its LU answers `ln Z`
+/// when its own estimate certifies it, and its inverse the marginals under
+/// the single-root test; the elimination the rest (see [`Certified`]).
+///
+/// **The elimination otherwise** (root scores more than about 44 below the
+/// arcs', pivot cancellation): `ln Z` with a relative error of a few `n ε` and every
 /// marginal with a relative error of a few `n ε`, for any spread of scales
 /// within a column that `f64` can hold (shifted weights down to `e^{-708}`,
 /// i.e. scores down to 708 below their column's best), both rootings. An

@@ -6,8 +6,10 @@
 //! `cargo run --release -p spantree-bench --example elimination_ratio -- [SHIFT] [GROUPS] [N...]`
 //! (defaults `−40 11 36 100`). Single-root graphs with root scores down to
 //! about −44 take the dense route after an exact rescaling of the root row
-//! (`spantree_core::Certified`); multi-root ones at −40 need the
-//! elimination (the diagonal `ρ_m + Σ_h A[h][m]` cannot hold `ρ_m`).
+//! (`spantree_core::Certified`); multi-root ones, whose diagonal
+//! `ρ_m + Σ_h A[h][m]` cannot hold `ρ_m`, take the LU of the row-sum form
+//! (first row replaced by the root weights, the column sums), and the
+//! elimination where that refuses itself.
 
 use spantree_bench::speed::{median_time, Inputs};
 use spantree_core::{Engine, Graph, Model, Rooting};

@@ -629,7 +629,8 @@ pub fn route_table(graphs: &[Graph], repeats: usize) -> String {
 }
 
 /// Inputs that need the elimination: `p`'s root scores shifted by `shift`
-/// (`−40`: multi-root, dense LU is refused; single-root, the default takes
+/// (`−40`: multi-root, dense LU of `L` is refused and that of its row-sum form
+/// answers; single-root, the default takes
 /// the dense route after rescaling the root row exactly). Returns the median
 /// time of `ln Z` plus marginals on the default engine there, and on
 /// `ShiftedF64` for the unshifted graph (the dense path), in seconds.
