@@ -246,8 +246,9 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     }
 
     /// Whether `ln Z` of a multi-root graph whose dense LU was not
-    /// certified comes from the certified LU of its row-sum form
-    /// ([`RowSum`]; `false` otherwise).
+    /// certified comes from the certified LU of its row-sum form (the first
+    /// row replaced by the root weights, see [`Certified`]; `false`
+    /// otherwise).
     pub fn row_sum_certified(&self) -> bool {
         self.row_sum.is_some()
     }
