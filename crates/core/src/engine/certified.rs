@@ -138,8 +138,9 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   certain, up to [`DENSE_MARGINALS_UP_TO`] words), or else from the
 ///   elimination's marginal pass alone. Derivatives come from the
 ///   elimination, started from that `ln Z` (no forward elimination).
-///   Measured at `n = 36`, root scores −40: `ln Z` + marginals 1.7× the
-///   dense path, against 5.1× through the elimination (`cargo run
+///   Measured at `n = 36`, root scores −40: `ln Z` + marginals 1.6–1.7×
+///   the dense path, against 4.6–4.9× through the elimination before
+///   (`spantree-report speed`, medians of three runs; `cargo run
 ///   --release -p spantree-bench --example elimination_ratio`);
 /// * **not certified** otherwise (pivot cancellation; multi-root root
 ///   weights beyond `2⁻⁶⁴` of the arcs'): every answer comes from the
@@ -213,10 +214,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
         let ln = unscaled_ln(ln, scale);
-        let certified = dense.zero_pivot().is_none()
-            && sign == Sign::Positive
-            && ln.is_finite()
-            && error <= CERTIFY_LN_DET.min(2f64.powi(-42) * ln.abs().max(1.0));
+        let certified = ln_det_certified(dense.zero_pivot().is_none(), sign, ln, error);
         let n = weights.rows().saturating_sub(1);
         let row_sum = if !certified && rooting == Rooting::Multi {
             RowSum::certified(&weights, factorize)
@@ -248,8 +246,9 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     }
 
     /// Whether `ln Z` of a multi-root graph whose dense LU was not
-    /// certified comes from the certified LU of its row-sum form
-    /// ([`RowSum`]; `false` otherwise).
+    /// certified comes from the certified LU of its row-sum form (the first
+    /// row replaced by the root weights, see [`Certified`]; `false`
+    /// otherwise).
     pub fn row_sum_certified(&self) -> bool {
         self.row_sum.is_some()
     }
@@ -605,10 +604,7 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
         let (sign, ln) = lu.ln_abs_det();
         let log_z = unscaled_ln(ln, scale);
         let error = lu.ln_det_error();
-        let certified = lu.zero_pivot().is_none()
-            && sign == Sign::Positive
-            && log_z.is_finite()
-            && error <= CERTIFY_LN_DET.min(2f64.powi(-42) * log_z.abs().max(1.0));
+        let certified = ln_det_certified(lu.zero_pivot().is_none(), sign, log_z, error);
         let n = weights.rows() - 1;
         certified.then_some(RowSum {
             lu,
@@ -655,6 +651,16 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
             .is_none()
             .then_some(mu)
     }
+}
+
+/// Whether an LU with no zero pivot, of determinant sign `sign`, certifies
+/// `ln Z = ln` by its estimated error `error` of `ln |det|`: positive, finite,
+/// and `error ≤` [`CERTIFY_LN_DET`] and `≤ 2⁻⁴² max(1, |ln Z|)`.
+fn ln_det_certified(no_zero_pivot: bool, sign: Sign, ln: f64, error: f64) -> bool {
+    no_zero_pivot
+        && sign == Sign::Positive
+        && ln.is_finite()
+        && error <= CERTIFY_LN_DET.min(2f64.powi(-42) * ln.abs().max(1.0))
 }
 
 /// `ln |det L|` from `ln |det L'|`, `L'` the Laplacian with its root row
