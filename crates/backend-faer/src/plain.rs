@@ -451,7 +451,7 @@ impl WithSimd for Factorise<'_> {
         // the updated columns `k1..stride` are whole vectors.
         while k0 < n {
             let k1 = (k0 + BLOCK).min(n);
-            factorise_panel(simd, n, stride, lu, swaps, &mut panel, k0, k1);
+            factorise_panel(simd, n, stride, lu, swaps, &mut panel, (k0, k1));
             if k1 < n {
                 // U₁₂ = L₁₁⁻¹ A₁₂, row by row (L₁₁ unit lower triangular).
                 for k in k0 + 1..k1 {
@@ -519,12 +519,11 @@ fn factorise_panel<S: Simd>(
     lu: &mut [f64],
     swaps: &mut Vec<usize>,
     scratch: &mut [f64],
-    k0: usize,
-    k1: usize,
+    (k0, k1): (usize, usize),
 ) {
     let (m, w) = (n - k0, k1 - k0);
     let buf = &mut scratch[..m * w];
-    // Column `k0 + c` from row `k0` on is every `n`-th entry from there.
+    // Column `k0 + c` from row `k0` on is every `stride`-th entry from there.
     for (c, col) in buf.chunks_exact_mut(m).enumerate() {
         let src = lu[k0 * stride + k0 + c..].iter().step_by(stride);
         col.iter_mut().zip(src).for_each(|(x, &v)| *x = v);
@@ -631,13 +630,13 @@ mod tests {
             sign * mantissa * 2f64.powi(exp)
         };
         for round in 0..20_000 {
-            let e = (round % 41) as i32 - 20;
+            let e = round % 41 - 20;
             let d = match round % 97 {
                 0 => f64::MIN_POSITIVE / 3.0,
                 1 => f64::MAX / 1.5,
                 _ => value(e * 25),
             };
-            let row: Vec<f64> = (0..13).map(|k| value((k as i32 - 6) * 40 + e)).collect();
+            let row: Vec<f64> = (0..13).map(|k: i32| value((k - 6) * 40 + e)).collect();
             let mut got = row.clone();
             scale(&mut got, (d, reciprocal(d)));
             for (g, x) in got.iter().zip(&row) {
