@@ -512,14 +512,18 @@ fn refusals() {
                             &mut rng, n, sigma, 0.0,
                         )))
                         .expect("valid");
-                        let features: Vec<(usize, usize, [f64; 3])> = (0..=n)
-                            .flat_map(|h| (1..=n).map(move |m| (h, m)))
-                            .filter(|&(h, m)| h != m)
-                            .filter_map(|(h, m)| {
-                                rng.chance(0.3)
-                                    .then(|| (h, m, [rng.normal(), rng.normal(), rng.normal()]))
-                            })
-                            .collect();
+                        let mut features = Vec::new();
+                        for h in 0..=n {
+                            for m in (1..=n).filter(|&m| m != h) {
+                                if rng.chance(0.3) {
+                                    features.push((
+                                        h,
+                                        m,
+                                        [rng.normal(), rng.normal(), rng.normal()],
+                                    ));
+                                }
+                            }
+                        }
                         // Accurate's ln Z keeps 50+ bits on these graphs
                         // (checked against exact rationals, crate docs).
                         let truth = Model::new(Accurate, &g, rooting)
@@ -563,7 +567,7 @@ fn refusals() {
                                 sweep_gradients(&m, &q, &features)
                             });
                             let exact = reference.get_or_insert_with(|| {
-                                let hp = HighPrecision::<256>::default();
+                                let hp = HighPrecision::<256>;
                                 let m = Model::new(hp, &g, rooting).expect("m");
                                 let q = Model::new(hp, &q, rooting).expect("q");
                                 sweep_gradients(&m, &q, &features)
