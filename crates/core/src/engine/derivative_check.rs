@@ -92,9 +92,9 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 3.0];
 /// 45 bits: 1,900 of 9,504 multi-root and 1,640 of 9,291 single-root in
 /// the sweep (mostly on its nearly deterministic families); how many on
 /// ordinary graphs is measured by the `honest_accuracy` example of
-/// `spantree-faer` (`refusals`). Before the seed was centred and the
-/// column identities counted, it refused 6,058 multi-root products of the
-/// sweep (2,045 falsely) with `c = 1`.
+/// `spantree-faer` (`refusals`). At `n ≤ 8` it refuses 5,791 multi-root
+/// products (1,885 falsely); before the seed was centred and the column
+/// identities counted, with `c = 1`, 6,058 (2,045 falsely).
 ///
 /// An arc in every tree (a word's only allowed head, single-root the only
 /// allowed root arc) has covariance exactly zero, restored by the model, and
