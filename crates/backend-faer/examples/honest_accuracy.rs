@@ -27,7 +27,10 @@
 //!
 //! `… --example honest_accuracy refusals` instead measures the dense check:
 //! how often `F64` / `ShiftedF64` refuse random `N(0, 1)`, `N(0, σ=2)`
-//! and `N(0, σ=4)` graphs at `n ≤ 100`, and the true error of `ln Z` where they refuse.
+//! and `N(0, σ=4)` graphs at `n ≤ 100`, and the true error of `ln Z` where
+//! they refuse; and how often they refuse the gradients of entropy, GE and
+//! KL (both arguments), with the correct bits, against `HighPrecision<256>`,
+//! that each refused gradient kept (a false refusal keeps 45 or more).
 
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{
@@ -417,48 +420,165 @@ fn unchecked_ln_z(scores: &Matrix<f64>, rooting: Rooting, shifted: bool) -> f64 
     spantree_core::Factorization::ln_abs_det(&lu).1 + total
 }
 
+/// Dense LU as `F64` (`shifted = false`) or `ShiftedF64` prepares it,
+/// without the derivative check: what a refused gradient would have been.
+#[derive(Clone, Copy, Debug)]
+struct Unchecked {
+    shifted: bool,
+}
+
+impl Engine for Unchecked {
+    type Scalar = f64;
+    type Lu = spantree_faer::Lu;
+    type Factors = spantree_core::Dense<spantree_faer::Lu>;
+
+    fn name(&self) -> &'static str {
+        "unchecked"
+    }
+
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> spantree_core::Result<spantree_core::Prepared<f64>> {
+        if self.shifted {
+            Ok(spantree_core::Prepared::shifted(graph, convert))
+        } else {
+            spantree_core::Prepared::as_given(graph, convert)
+        }
+    }
+
+    fn lu(&self, matrix: Matrix<f64>) -> spantree_faer::Lu {
+        spantree_faer::Lu::new(matrix)
+    }
+
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Self::Factors {
+        spantree_core::Dense::new(weights, rooting, spantree_faer::Lu::new)
+    }
+}
+
+/// The gradients of the refusal sweep on `model` (`q` the second graph of
+/// KL, `features` of GE), flattened.
+fn sweep_gradients<E: Engine>(
+    model: &Model<E>,
+    q: &Model<E>,
+    features: &[(usize, usize, [f64; 3])],
+) -> [(&'static str, Out); 3]
+where
+    E::Scalar: spantree_core::Transcendental,
+{
+    let mut f = ArcFeatures::new(3);
+    for (h, m, v) in features {
+        f.push(
+            arc(*h, *m),
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| (i, E::Scalar::from_f64(*x)))
+                .collect(),
+        )
+        .expect("arc");
+    }
+    let targets = [0.1, -0.2, 0.3].map(E::Scalar::from_f64);
+    [
+        ("entropy", model.grad_entropy().map(|g| flat(&g))),
+        (
+            "GE",
+            model.grad_ge_objective(&f, &targets).map(|g| flat(&g)),
+        ),
+        (
+            "KL",
+            model
+                .grad_kl_divergence(q)
+                .map(|g| [flat(&g.wrt_p), flat(&g.wrt_q)].concat()),
+        ),
+    ]
+}
+
 fn refusals() {
-    println!("| σ | rooting | engine | graphs | refused ln Z | refused derivatives | refused entropy gradients (derivative estimate) | fewest bits of an accepted ln Z | refused although ln Z within 1e-10 |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| σ | rooting | engine | graphs | refused ln Z | refused derivatives (marginals) | gradients | refused gradients | of which kept ≥ 45 bits (false) | fewest bits of an accepted ln Z | refused although ln Z within 1e-10 |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for sigma in [1.0, 2.0, 4.0] {
         for rooting in Rooting::ALL {
             for engine in ["f64", "log"] {
                 let (mut graphs, mut ref_z, mut ref_mu, mut false_refusals) = (0, 0, 0, 0);
-                let mut ref_grad = 0;
+                let (mut gradients, mut ref_grad, mut false_grad) = (0, 0, 0);
                 let mut worst = 53.0f64;
                 for n in 1..=100 {
                     for s in 0..10u64 {
                         let mut rng = SplitMix64::new(1000 * n as u64 + s);
                         let scores = random::normal_scores(&mut rng, n, sigma, 0.0);
                         let g = Graph::from_scores(&random::rows(&scores)).expect("valid");
+                        let q = Graph::from_scores(&random::rows(&random::normal_scores(
+                            &mut rng, n, sigma, 0.0,
+                        )))
+                        .expect("valid");
+                        let mut features = Vec::new();
+                        for h in 0..=n {
+                            for m in (1..=n).filter(|&m| m != h) {
+                                if rng.chance(0.3) {
+                                    features.push((
+                                        h,
+                                        m,
+                                        [rng.normal(), rng.normal(), rng.normal()],
+                                    ));
+                                }
+                            }
+                        }
                         // Accurate's ln Z keeps 50+ bits on these graphs
                         // (checked against exact rationals, crate docs).
                         let truth = Model::new(Accurate, &g, rooting)
                             .and_then(|m| m.log_partition())
                             .expect("accurate");
-                        let (z, mu, grad) = if engine == "f64" {
+                        let (z, mu, grads) = if engine == "f64" {
                             let m = Model::new(F64, &g, rooting).expect("model");
+                            let q = Model::new(F64, &q, rooting).expect("model");
                             (
                                 m.log_partition(),
                                 m.marginals().map(|_| ()),
-                                m.grad_entropy(),
+                                sweep_gradients(&m, &q, &features),
                             )
                         } else {
                             let m = Model::new(ShiftedF64, &g, rooting).expect("model");
+                            let q = Model::new(ShiftedF64, &q, rooting).expect("model");
                             (
                                 m.log_partition(),
                                 m.marginals().map(|_| ()),
-                                m.grad_entropy(),
+                                sweep_gradients(&m, &q, &features),
                             )
                         };
-                        if let Err(Error::Numerical(Numerical::Inaccurate {
-                            cause: Inaccuracy::SmallDerivative { .. },
-                            bits,
-                        })) = grad
-                        {
+                        let mut unchecked = None;
+                        let mut reference = None;
+                        for (i, (what, grad)) in grads.iter().enumerate() {
+                            gradients += 1;
+                            let Err(Error::Numerical(Numerical::Inaccurate {
+                                cause: Inaccuracy::SmallDerivative { .. },
+                                bits: estimate,
+                            })) = grad
+                            else {
+                                continue;
+                            };
                             ref_grad += 1;
+                            // The refused gradient, unchecked, against
+                            // HighPrecision<256> (formed only on refusals).
+                            let shifted = engine == "log";
+                            let found = unchecked.get_or_insert_with(|| {
+                                let m = Model::new(Unchecked { shifted }, &g, rooting).expect("m");
+                                let q = Model::new(Unchecked { shifted }, &q, rooting).expect("q");
+                                sweep_gradients(&m, &q, &features)
+                            });
+                            let exact = reference.get_or_insert_with(|| {
+                                let hp = HighPrecision::<256>;
+                                let m = Model::new(hp, &g, rooting).expect("m");
+                                let q = Model::new(hp, &q, rooting).expect("q");
+                                sweep_gradients(&m, &q, &features)
+                            });
+                            let kept = match (&found[i].1, &exact[i].1) {
+                                (Ok(a), Ok(e)) => bits(a, e).0,
+                                _ => f64::NAN,
+                            };
+                            false_grad += usize::from(kept >= 45.0);
                             println!(
-                                "  derivative refused: n = {n}, seed {s}, estimate {bits} bits"
+                                "  {what} gradient refused: n = {n}, seed {s}, estimate {estimate} bits, kept {kept:.1}"
                             );
                         }
                         graphs += 1;
@@ -483,7 +603,7 @@ fn refusals() {
                     }
                 }
                 println!(
-                    "| {sigma} | {} | {engine} | {graphs} | {ref_z} | {ref_mu} | {ref_grad} | {worst:.1} | {false_refusals} |",
+                    "| {sigma} | {} | {engine} | {graphs} | {ref_z} | {ref_mu} | {gradients} | {ref_grad} | {false_grad} | {worst:.1} | {false_refusals} |",
                     rooting.name()
                 );
             }

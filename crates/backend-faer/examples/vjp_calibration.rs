@@ -16,6 +16,11 @@
 //! `ln Z` the dense check accepts count (the others are refused before any
 //! derivative).
 //!
+//! `… --example vjp_calibration timing`: the GE gradient of `accurate` on
+//! `N(0, 2²)` graphs at `n = 36, 100` (the inputs of `spantree-report
+//! speed`): how often its dense product is kept, and its median time
+//! against `ShiftedF64`'s.
+//!
 //! Per rooting and engine: the products, those that kept fewer than 45
 //! bits, the refusals, the misses (fewer than 45 bits, not refused), the
 //! false refusals (45 bits or more, refused), the median, 99th percentile
@@ -139,7 +144,98 @@ impl Tally {
     }
 }
 
+/// `Model::new` plus the GE gradient (20 sparse binary features, each arc
+/// firing about two, targets `0.5`) on `N(0, 2²)` graphs, the inputs of
+/// `spantree-report speed`: how many of 20 graphs `accurate` answers from
+/// its dense product, and the median time of `accurate` against `ShiftedF64`
+/// (the bare dense route), per rooting; and the norm-wise bits of
+/// `accurate`'s gradient against `HighPrecision<256>` on 3 of the graphs.
+fn timing(n: usize) {
+    use spantree_core::{ArcFeatures, ArcRef};
+    use spantree_faer::ShiftedF64;
+    println!("| n | rooting | dense route (of 20) | `log` refused | `accurate` median | `log` median | ratio | `accurate` bits, fewest of 3 |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for rooting in Rooting::ALL {
+        let (mut dense, mut refused, mut worst) = (0, 0, 53.0f64);
+        let (mut accurate, mut plain) = (Vec::new(), Vec::new());
+        for g in 0..20u64 {
+            let mut rng = SplitMix64::new(7 + g);
+            let graph =
+                Graph::from_scores(&rows(&normal_scores(&mut rng, n, 2.0, 0.0))).expect("valid");
+            let mut f = ArcFeatures::new(20);
+            for h in 0..=n {
+                for m in (1..=n).filter(|&m| m != h) {
+                    let values = (0..2).map(|_| (rng.below(20), 1.0)).collect();
+                    let arc = ArcRef {
+                        head: h,
+                        dependent: m,
+                        label: None,
+                    };
+                    f.push(arc, values).expect("arc");
+                }
+            }
+            let targets = vec![0.5; 20];
+            let model = Model::new(Accurate, &graph, rooting).expect("model");
+            let found = model.grad_ge_objective(&f, &targets).expect("GE");
+            if g < 3 {
+                // The kept product against HighPrecision<256>.
+                let fh = f.map(|&x| Scalar::from_f64(x));
+                let th: Vec<_> = targets.iter().map(|&x| Scalar::from_f64(x)).collect();
+                let exact = Model::new(HighPrecision::<256>, &graph, rooting)
+                    .and_then(|m| m.grad_ge_objective(&fh, &th))
+                    .expect("reference");
+                let exact: Vec<f64> = exact[0].as_slice().iter().map(Scalar::to_f64).collect();
+                worst = worst.min(bits(&found[0], &exact));
+            }
+            dense += usize::from(
+                model.factors().is_certified() && !model.factors().elimination_formed(),
+            );
+            refused += usize::from(
+                Model::new(ShiftedF64, &graph, rooting)
+                    .and_then(|m| m.grad_ge_objective(&f, &targets))
+                    .is_err(),
+            );
+            let time = |run: &dyn Fn()| {
+                let mut t: Vec<f64> = (0..7)
+                    .map(|_| {
+                        let start = std::time::Instant::now();
+                        run();
+                        start.elapsed().as_secs_f64()
+                    })
+                    .collect();
+                t.sort_by(f64::total_cmp);
+                t[3]
+            };
+            // Interleaved, so that both see the same load.
+            accurate.push(time(&|| {
+                let m = Model::new(Accurate, &graph, rooting).expect("model");
+                std::hint::black_box(m.grad_ge_objective(&f, &targets).ok());
+            }));
+            plain.push(time(&|| {
+                let m = Model::new(ShiftedF64, &graph, rooting).expect("model");
+                std::hint::black_box(m.grad_ge_objective(&f, &targets).ok());
+            }));
+        }
+        accurate.sort_by(f64::total_cmp);
+        plain.sort_by(f64::total_cmp);
+        let (a, p) = (accurate[10], plain[10]);
+        println!(
+            "| {n} | {} | {dense} | {refused} | {:.2} ms | {:.2} ms | {:.1}× | {worst:.1} |",
+            rooting.name(),
+            a * 1e3,
+            p * 1e3,
+            a / p
+        );
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("timing") {
+        for n in [36, 100] {
+            timing(n);
+        }
+        return;
+    }
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())

@@ -77,17 +77,24 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 3.0];
 /// roundings of different arcs are independent, hence the 2-norm over arcs
 /// (a sum grows with `n²` and overstated the error by 4–7 bits at `n = 100`).
 /// It is an estimate, not a bound, calibrated on a sweep against
-/// `HighPrecision<512>`: `F64` and `ShiftedF64`, both rootings,
-/// `n = 3, 4, 5, 6, 8` (40 graphs each) and `36, 100` (4 each), `N(0, σ²)`
+/// `HighPrecision<512>` (`cargo run --profile test -p spantree-faer
+/// --example vjp_calibration 3 4 5 6 8 36`): `F64` and `ShiftedF64`, both
+/// rootings, `n = 3, 4, 5, 6, 8` (40 graphs each) and `36` (4), `N(0, σ²)`
 /// scores with `σ = 1, 2, 4` and uniform ones in `±5, ±10, ±20, ±50`, root
 /// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
-/// products that `ln Z`'s own check lets through (27,000 products). With
-/// `c = 1` the estimate caught, multi-root, every product below 45 bits
-/// but one (44.8 bits) of 8,092, and single-root 1,423 of 1,476 (the 53
-/// missed keep 39–45 bits: see [`CERTIFY_DERIVATIVE_MARGIN`]). It is
-/// pessimistic by 2–4 bits in the median, so it refuses some products that
-/// did keep 45 bits: how many on ordinary graphs is measured by the
-/// `honest_accuracy` example of `spantree-faer` (`refusals`).
+/// products that `ln Z`'s own check lets through. Multi-root (9,504
+/// products per engine) it flags every product below 45 bits (about
+/// 4,000); single-root (9,291) it misses 23 and 33 of 659 and 676, which
+/// keep 40–45 bits (see [`CERTIFY_DERIVATIVE_MARGIN`]). It is pessimistic
+/// by 3.2 (multi) and 2.2 (single) bits in the median, with a long tail
+/// (products that keep all their bits where the estimate expects a nearly
+/// certain word to cost them), so it refuses some products that did keep
+/// 45 bits: 1,900 of 9,504 multi-root and 1,640 of 9,291 single-root in
+/// the sweep (mostly on its nearly deterministic families); how many on
+/// ordinary graphs is measured by the `honest_accuracy` example of
+/// `spantree-faer` (`refusals`). At `n ≤ 8` it refuses 5,791 multi-root
+/// products (1,885 falsely); before the seed was centred and the column
+/// identities counted, with `c = 1`, 6,058 (2,045 falsely).
 ///
 /// An arc in every tree (a word's only allowed head, single-root the only
 /// allowed root arc) has covariance exactly zero, restored by the model, and
