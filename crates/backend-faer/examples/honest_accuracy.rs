@@ -38,7 +38,7 @@ use spantree_core::{
     Scalar, SecondOrder,
 };
 use spantree_exact::HighPrecision;
-use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
+use spantree_faer::{Accurate, DenseLu, LogAccurate, ShiftedF64, F64};
 
 type Reference = HighPrecision<1216>;
 
@@ -420,43 +420,6 @@ fn unchecked_ln_z(scores: &Matrix<f64>, rooting: Rooting, shifted: bool) -> f64 
     spantree_core::Factorization::ln_abs_det(&lu).1 + total
 }
 
-/// Dense LU as `F64` (`shifted = false`) or `ShiftedF64` prepares it,
-/// without the derivative check: what a refused gradient would have been.
-#[derive(Clone, Copy, Debug)]
-struct Unchecked {
-    shifted: bool,
-}
-
-impl Engine for Unchecked {
-    type Scalar = f64;
-    type Lu = spantree_faer::Lu;
-    type Factors = spantree_core::Dense<spantree_faer::Lu>;
-
-    fn name(&self) -> &'static str {
-        "unchecked"
-    }
-
-    fn prepare<W: Scalar>(
-        &self,
-        graph: &Graph<W>,
-        convert: impl Fn(&W) -> f64,
-    ) -> spantree_core::Result<spantree_core::Prepared<f64>> {
-        if self.shifted {
-            Ok(spantree_core::Prepared::shifted(graph, convert))
-        } else {
-            spantree_core::Prepared::as_given(graph, convert)
-        }
-    }
-
-    fn lu(&self, matrix: Matrix<f64>) -> spantree_faer::Lu {
-        spantree_faer::Lu::new(matrix)
-    }
-
-    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Self::Factors {
-        spantree_core::Dense::new(weights, rooting, spantree_faer::Lu::new)
-    }
-}
-
 /// The gradients of the refusal sweep on `model` (`q` the second graph of
 /// KL, `features` of GE), flattened.
 fn sweep_gradients<E: Engine>(
@@ -562,8 +525,24 @@ fn refusals() {
                             // HighPrecision<256> (formed only on refusals).
                             let shifted = engine == "log";
                             let found = unchecked.get_or_insert_with(|| {
-                                let m = Model::new(Unchecked { shifted }, &g, rooting).expect("m");
-                                let q = Model::new(Unchecked { shifted }, &q, rooting).expect("q");
+                                let m = Model::new(
+                                    DenseLu {
+                                        shifted,
+                                        derivative_check: false,
+                                    },
+                                    &g,
+                                    rooting,
+                                )
+                                .expect("m");
+                                let q = Model::new(
+                                    DenseLu {
+                                        shifted,
+                                        derivative_check: false,
+                                    },
+                                    &q,
+                                    rooting,
+                                )
+                                .expect("q");
                                 sweep_gradients(&m, &q, &features)
                             });
                             let exact = reference.get_or_insert_with(|| {

@@ -33,59 +33,9 @@
 
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS};
-use spantree_core::{
-    Dense, Engine, Error, Factors, Graph, Matrix, Model, Numerical, Prepared, Result, Rooting,
-    Scalar,
-};
+use spantree_core::{Engine, Error, Factors, Graph, Matrix, Model, Numerical, Rooting, Scalar};
 use spantree_exact::HighPrecision;
-use spantree_faer::{Accurate, Lu};
-
-/// Dense LU with or without column shifts and the derivative check, so the
-/// true accuracy of a refused product can be measured.
-#[derive(Clone, Copy, Debug)]
-struct Local {
-    shifted: bool,
-    check: bool,
-}
-
-impl Engine for Local {
-    type Scalar = f64;
-    type Lu = Lu;
-    type Factors = Dense<Lu>;
-
-    fn name(&self) -> &'static str {
-        if self.shifted {
-            "log"
-        } else {
-            "f64"
-        }
-    }
-
-    fn prepare<W: Scalar>(
-        &self,
-        graph: &Graph<W>,
-        convert: impl Fn(&W) -> f64,
-    ) -> Result<Prepared<f64>> {
-        if self.shifted {
-            Ok(Prepared::shifted(graph, convert))
-        } else {
-            Prepared::as_given(graph, convert)
-        }
-    }
-
-    fn lu(&self, matrix: Matrix<f64>) -> Lu {
-        Lu::new(matrix)
-    }
-
-    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        let dense = Dense::new(weights, rooting, Lu::new);
-        if self.check {
-            dense.with_derivative_check()
-        } else {
-            dense
-        }
-    }
-}
+use spantree_faer::{Accurate, DenseLu};
 
 /// Norm-wise correct bits of `found` against `exact`, `0..=53`.
 fn bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
@@ -324,13 +274,13 @@ fn main() {
                                 continue;
                             };
                             for (k, shifted) in [false, true].into_iter().enumerate() {
-                                let plain = Local {
+                                let plain = DenseLu {
                                     shifted,
-                                    check: false,
+                                    derivative_check: false,
                                 };
-                                let checked = Local {
+                                let checked = DenseLu {
                                     shifted,
-                                    check: true,
+                                    derivative_check: true,
                                 };
                                 let Ok(model) = Model::new(plain, &graph, rooting) else {
                                     continue;

@@ -309,6 +309,60 @@ impl Engine for ShiftedF64 {
     }
 }
 
+/// The dense engines with the derivative check chosen: `F64` is
+/// `DenseLu { shifted: false, derivative_check: true }`, `ShiftedF64` is
+/// `{ shifted: true, derivative_check: true }`. Without the check a
+/// vector–Jacobian product is returned however few bits it keeps: for
+/// measuring what the check refuses (tests, calibration), never for use.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DenseLu {
+    /// Columns divided by their largest weight, as `ShiftedF64`.
+    pub shifted: bool,
+    /// [`Dense::with_derivative_check`], as `F64` and `ShiftedF64`.
+    pub derivative_check: bool,
+}
+
+impl Engine for DenseLu {
+    type Scalar = f64;
+    type Lu = Lu;
+    type Factors = Dense<Lu>;
+
+    fn name(&self) -> &'static str {
+        match (self.shifted, self.derivative_check) {
+            (false, true) => F64.name(),
+            (true, true) => ShiftedF64.name(),
+            (false, false) => "f64-unchecked",
+            (true, false) => "log-unchecked",
+        }
+    }
+
+    fn prepare<W: Scalar>(
+        &self,
+        graph: &Graph<W>,
+        convert: impl Fn(&W) -> f64,
+    ) -> Result<Prepared<f64>> {
+        if self.shifted {
+            ShiftedF64.prepare(graph, convert)
+        } else {
+            F64.prepare(graph, convert)
+        }
+    }
+
+    fn lu(&self, matrix: Matrix<f64>) -> Lu {
+        Lu::new(matrix)
+    }
+
+    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
+        let dense = Dense::new(weights, rooting, Lu::new);
+        if self.derivative_check {
+            dense.with_derivative_check()
+        } else {
+            dense
+        }
+    }
+}
+
 /// The former name of [`ShiftedF64`], which is dense LU on column-shifted
 /// weights, not log space ([`LogAccurate`] is).
 #[deprecated(since = "0.2.0", note = "renamed `ShiftedF64`")]

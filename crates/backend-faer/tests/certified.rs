@@ -8,12 +8,12 @@
 
 use spantree_bruteforce::bits::fewest_bits;
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
-use spantree_core::engine::{Dense, VjpAccuracy, DENSE_MARGINALS_UP_TO};
+use spantree_core::engine::{VjpAccuracy, DENSE_MARGINALS_UP_TO};
 use spantree_core::{
-    Engine, Error, Factors, Graph, Inaccuracy, Matrix, Model, Numerical, Prepared, Rooting, Scalar,
+    Engine, Error, Factors, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting, Scalar,
 };
 use spantree_exact::{Exact, HighPrecision};
-use spantree_faer::{Accurate, Lu, ShiftedF64, F64};
+use spantree_faer::{Accurate, DenseLu, ShiftedF64, F64};
 
 /// `N(0, 2²)` scores, some arcs forbidden, root scores moved by `shift`.
 fn graph(n: usize, seed: u64, shift: f64) -> Graph {
@@ -204,9 +204,9 @@ fn dense_product_bits(g: &Graph, rooting: Rooting) -> [(f64, f64); 2] {
     let reference: Vec<f64> = reference.as_slice().iter().map(Scalar::to_f64).collect();
     let one = |shifted: bool| {
         let model = Model::new(
-            Plain {
+            DenseLu {
                 shifted,
-                check: false,
+                derivative_check: false,
             },
             g,
             rooting,
@@ -278,51 +278,6 @@ fn derivative_estimate_passes_ordinary_graphs() {
                 .expect("f64 gradient");
             let bits = gradient_bits(&g, rooting, found[0].as_slice());
             assert!(bits >= 45.0, "f64 n = {n} {rooting:?}: {bits:.1} bits");
-        }
-    }
-}
-
-/// Dense LU on the weights as given (`F64`) or on shifted columns
-/// (`ShiftedF64`), with or without the derivative check
-/// ([`Dense::with_derivative_check`], on in `F64` and `ShiftedF64`): the
-/// product the check judges.
-#[derive(Clone, Copy, Debug)]
-struct Plain {
-    shifted: bool,
-    check: bool,
-}
-
-impl Engine for Plain {
-    type Scalar = f64;
-    type Lu = Lu;
-    type Factors = Dense<Lu>;
-
-    fn name(&self) -> &'static str {
-        "plain"
-    }
-
-    fn prepare<W: Scalar>(
-        &self,
-        graph: &Graph<W>,
-        convert: impl Fn(&W) -> f64,
-    ) -> spantree_core::Result<Prepared<f64>> {
-        if self.shifted {
-            Ok(Prepared::shifted(graph, convert))
-        } else {
-            Prepared::as_given(graph, convert)
-        }
-    }
-
-    fn lu(&self, matrix: Matrix<f64>) -> Lu {
-        Lu::new(matrix)
-    }
-
-    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Dense<Lu> {
-        let dense = Dense::new(weights, rooting, Lu::new);
-        if self.check {
-            dense.with_derivative_check()
-        } else {
-            dense
         }
     }
 }

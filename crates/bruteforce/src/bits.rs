@@ -18,6 +18,28 @@ pub fn correct_bits(found: f64, exact: f64) -> f64 {
     (-((found - exact).abs() / exact.abs()).log2()).clamp(0.0, 53.0)
 }
 
+/// Norm-wise correct bits of `found` against `exact`:
+/// `−log₂(‖found − exact‖₂ / ‖exact‖₂)`; `53` when they are equal.
+///
+/// ```
+/// use spantree_bruteforce::bits::normwise_bits;
+/// assert_eq!(normwise_bits(&[3.0, 4.0], &[3.0, 4.0]), 53.0);
+/// assert_eq!(normwise_bits(&[3.0, 4.0 + 5.0 * 2f64.powi(-30)], &[3.0, 4.0]), 30.0);
+/// ```
+pub fn normwise_bits(found: &[f64], exact: &[f64]) -> f64 {
+    let diff: f64 = found
+        .iter()
+        .zip(exact)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum();
+    let norm: f64 = exact.iter().map(|y| y * y).sum();
+    if diff == 0.0 {
+        53.0
+    } else {
+        -0.5 * (diff / norm).log2()
+    }
+}
+
 /// The fewest [`correct_bits`] over the entries whose reference is at least
 /// `1e-300` (smaller ones are below what `f64` marginals promise); `53`
 /// when there is none.

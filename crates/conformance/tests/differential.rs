@@ -9,11 +9,9 @@ use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRu
 use spantree_conformance::cases::{case, Case};
 use spantree_conformance::nalgebra::Nalgebra;
 use spantree_core::engine::DENSE_UNCERTAINTY;
-use spantree_core::{
-    Dense, Engine, Error, Graph, Inaccuracy, Matrix, Model, Numerical, Prepared, Scalar,
-};
+use spantree_core::{Engine, Error, Inaccuracy, Matrix, Model, Numerical, Scalar};
 use spantree_exact::HighPrecision;
-use spantree_faer::Lu;
+use spantree_faer::DenseLu;
 use spantree_faer::{Accurate, LogAccurate, ShiftedF64, F64};
 
 /// rel 1e-10: two independent LUs of Laplacians of condition < 1e4 (scores
@@ -95,43 +93,6 @@ fn compare<E: Engine<Scalar = f64>>(engine: &E, case: &Case) -> Result<(), TestC
     Ok(())
 }
 
-/// `F64` (weights as given) or `ShiftedF64` (shifted columns) without the
-/// derivative check: what the refused product would have been.
-#[derive(Clone, Copy, Debug)]
-struct Unchecked {
-    shifted: bool,
-}
-
-impl Engine for Unchecked {
-    type Scalar = f64;
-    type Lu = Lu;
-    type Factors = Dense<Lu>;
-
-    fn name(&self) -> &'static str {
-        "unchecked"
-    }
-
-    fn prepare<W: Scalar>(
-        &self,
-        graph: &Graph<W>,
-        convert: impl Fn(&W) -> f64,
-    ) -> spantree_core::Result<Prepared<f64>> {
-        if self.shifted {
-            Ok(Prepared::shifted(graph, convert))
-        } else {
-            Prepared::as_given(graph, convert)
-        }
-    }
-
-    fn lu(&self, matrix: Matrix<f64>) -> Lu {
-        Lu::new(matrix)
-    }
-
-    fn factorize(&self, weights: Matrix<f64>, rooting: spantree_core::Rooting) -> Dense<Lu> {
-        Dense::new(weights, rooting, Lu::new)
-    }
-}
-
 /// The fewest correct bits, norm-wise, under which a refused derivative
 /// counts as plausibly refused: `50`, the 45 asked plus the estimate's
 /// pessimism (`VjpAccuracy`: 2–3 bits in the median, and these seeds in
@@ -152,7 +113,7 @@ fn plausible_refusal<T>(
     got: &spantree_core::Result<T>,
     case: &Case,
     shifted: bool,
-    product: impl Fn(&Model<Unchecked>) -> spantree_core::Result<Vec<f64>>,
+    product: impl Fn(&Model<DenseLu>) -> spantree_core::Result<Vec<f64>>,
     reference: impl Fn(&Model<HighPrecision<256>>) -> spantree_core::Result<Vec<f64>>,
 ) -> Result<bool, TestCaseError> {
     match got {
@@ -164,13 +125,20 @@ fn plausible_refusal<T>(
         Err(e) => return Err(TestCaseError::fail(format!("{e}"))),
     }
     let graph = case.graph();
-    let found = Model::new(Unchecked { shifted }, &graph, case.rooting)
-        .and_then(|m| product(&m))
-        .map_err(err("unchecked product"))?;
+    let found = Model::new(
+        DenseLu {
+            shifted,
+            derivative_check: false,
+        },
+        &graph,
+        case.rooting,
+    )
+    .and_then(|m| product(&m))
+    .map_err(err("unchecked product"))?;
     let exact = Model::new(HighPrecision::<256>, &graph, case.rooting)
         .and_then(|m| reference(&m))
         .map_err(err("reference product"))?;
-    let bits = correct_bits_normwise(&found, &exact);
+    let bits = spantree_bruteforce::bits::normwise_bits(&found, &exact);
     if bits < PLAUSIBLE_BITS || nearly_certain(case) {
         Ok(true)
     } else {
@@ -204,17 +172,6 @@ fn nearly_certain(case: &Case) -> bool {
         let top = line.iter().copied().fold(0.0, f64::max);
         line.len() > 1 && line.iter().sum::<f64>() - top < DENSE_UNCERTAINTY
     })
-}
-
-/// `−log₂(‖a − e‖₂ / ‖e‖₂)`, `53` when equal.
-fn correct_bits_normwise(a: &[f64], e: &[f64]) -> f64 {
-    let diff: f64 = a.iter().zip(e).map(|(x, y)| (x - y) * (x - y)).sum();
-    let norm: f64 = e.iter().map(|y| y * y).sum();
-    if diff == 0.0 {
-        53.0
-    } else {
-        -0.5 * (diff / norm).log2()
-    }
 }
 
 fn flat<S: Scalar>(m: &[Matrix<S>]) -> Vec<f64> {

@@ -444,15 +444,25 @@ fn dense_check_accepts_ordinary_graphs() {
                     })) if sigma > 1.0 => {
                         // The refused gradient, unchecked, against
                         // HighPrecision<256>: a false refusal if it kept 45.
-                        let found = Model::new(Unchecked, &g, rooting)
-                            .and_then(|m| m.grad_entropy())
-                            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                        let found = Model::new(
+                            spantree_faer::DenseLu {
+                                shifted: false,
+                                derivative_check: false,
+                            },
+                            &g,
+                            rooting,
+                        )
+                        .and_then(|m| m.grad_entropy())
+                        .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                         let exact = Model::new(HighPrecision::<256>, &g, rooting)
                             .and_then(|m| m.grad_entropy())
                             .unwrap_or_else(|e| panic!("{ctx}: {e}"));
                         let exact: Vec<f64> =
                             exact[0].as_slice().iter().map(Scalar::to_f64).collect();
-                        refused += usize::from(normwise_bits(found[0].as_slice(), &exact) >= 45.0);
+                        refused += usize::from(
+                            spantree_bruteforce::bits::normwise_bits(found[0].as_slice(), &exact)
+                                >= 45.0,
+                        );
                     }
                     Err(e) => panic!("{ctx}: {e}"),
                 }
@@ -462,47 +472,6 @@ fn dense_check_accepts_ordinary_graphs() {
         }
     }
     assert!(refused <= 2, "{refused} false refusals at σ = 2");
-}
-
-/// `F64` without the derivative check: the gradient it would have refused.
-#[derive(Clone, Copy, Debug)]
-struct Unchecked;
-
-impl Engine for Unchecked {
-    type Scalar = f64;
-    type Lu = spantree_faer::Lu;
-    type Factors = spantree_core::Dense<spantree_faer::Lu>;
-
-    fn name(&self) -> &'static str {
-        "unchecked"
-    }
-
-    fn prepare<W: Scalar>(
-        &self,
-        graph: &Graph<W>,
-        convert: impl Fn(&W) -> f64,
-    ) -> spantree_core::Result<spantree_core::Prepared<f64>> {
-        F64.prepare(graph, convert)
-    }
-
-    fn lu(&self, matrix: Matrix<f64>) -> spantree_faer::Lu {
-        spantree_faer::Lu::new(matrix)
-    }
-
-    fn factorize(&self, weights: Matrix<f64>, rooting: Rooting) -> Self::Factors {
-        spantree_core::Dense::new(weights, rooting, spantree_faer::Lu::new)
-    }
-}
-
-/// `−log₂(‖a − e‖₂ / ‖e‖₂)`, `53` when equal.
-fn normwise_bits(a: &[f64], e: &[f64]) -> f64 {
-    let diff: f64 = a.iter().zip(e).map(|(x, y)| (x - y) * (x - y)).sum();
-    let norm: f64 = e.iter().map(|y| y * y).sum();
-    if diff == 0.0 {
-        53.0
-    } else {
-        -0.5 * (diff / norm).log2()
-    }
 }
 
 /// The derivative of `Z` for forbidden arcs and at `Z`'s own scale, from
