@@ -24,6 +24,7 @@ mod adjugate;
 mod echelon;
 mod exp;
 mod partial_piv_lu;
+pub(crate) mod refine;
 
 pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
