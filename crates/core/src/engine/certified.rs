@@ -14,6 +14,7 @@ use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::{arc_entries, laplacian};
+use crate::linalg::refine::{abs_transpose_products, residuals};
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
 
@@ -180,9 +181,10 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     /// Whether the dense inverse was asked for (then trying the dense
     /// marginals costs only their `O(n²)` test).
     inverse_formed: AtomicBool,
-    /// The marginals, whether they came from the dense inverse, and how
-    /// many of their columns the elimination recomputed.
-    marginals: OnceLock<(Result<Matrix<f64>, Numerical>, bool, usize)>,
+    /// The marginals, whether they came from the dense inverse, how many
+    /// of their columns the elimination recomputed, and how many were
+    /// refined ([`Certified::refined_columns`]).
+    marginals: OnceLock<(Result<Matrix<f64>, Numerical>, bool, usize, usize)>,
     factorize: fn(Matrix<f64>) -> F,
 }
 
@@ -267,6 +269,16 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         self.marginals.get().map_or(0, |m| m.2)
     }
 
+    /// How many columns of dense marginals failed the first entry-wise test
+    /// and were refined (one step of iterative refinement of their rows of
+    /// `X`, see [`Certified`]); `0` before the marginals are computed and
+    /// when none was tried. Those that still failed are counted by
+    /// [`Certified::eliminated_columns`] too (multi-root), or sent every
+    /// column to the elimination (single-root).
+    pub fn refined_columns(&self) -> usize {
+        self.marginals.get().map_or(0, |m| m.3)
+    }
+
     /// Whether the elimination was formed: it answered everything (not
     /// certified), or, certified, a vector–Jacobian product that the dense
     /// route's estimate refused (`false` before any is asked).
@@ -288,8 +300,8 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             let marginals = self
                 .marginals
                 .get()
-                .filter(|(_, dense, _)| !dense)
-                .map(|(mu, _, _)| mu.clone());
+                .filter(|(_, dense, _, _)| !dense)
+                .map(|(mu, _, _, _)| mu.clone());
             let (_, log_z) = self.ln_abs_det();
             Eliminated::with_log_partition(weights, rooting, self.factorize, log_z, marginals)
         })
@@ -324,6 +336,125 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             }
         }
         Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
+    }
+
+    /// The columns `failed` of the dense marginals `mu` (the arcs into those
+    /// words) after one step of iterative refinement of their rows of `X`,
+    /// and the words whose column still has an entry that fails the
+    /// entry-wise test with the refined error. `O(n²)` per column.
+    ///
+    /// Row `j = m − 1` of `X` solves `Lᵀ y = e_j`. Its residual
+    /// `r = e_j − Lᵀ x` is formed from the weights in double-double
+    /// ([`residuals`]: `L`'s diagonal, the one entry that is not a weight,
+    /// summed in double-double too), the correction `δ = L̂⁻ᵀ r` comes from
+    /// the dense LU's two triangular solves (all failing rows at once), and
+    /// the column is kept as the unevaluated pair `(x, δ)`: the marginal
+    /// `w ((x_j − x_i) + (δ_j − δ_i))` has its first difference exact
+    /// (Sterbenz) where it cancels. The error of `x + δ` is that of `δ`:
+    /// about `a (|X|ᵀ |r|)_k` from the LU (`a = e` multi-root, where the
+    /// solves of the M-matrix add terms of one sign so that `e` bounds the
+    /// relative error of every entry of `X` and, by linearity, of
+    /// `X |r|`; single-root, where it does not, `a = max(e, 4 q)` with
+    /// `q = ‖δ‖_∞ / ‖x‖_∞` the relative correction the solve itself shows),
+    /// plus `(|X|ᵀ s)_k` for the residual's own error `s`. Each refined
+    /// marginal must keep [`CERTIFY_MARGINAL_BITS`] relative to itself by
+    /// twice that estimate; the error falls from about `e |x|` to about
+    /// `e² |x|`.
+    fn refined(
+        &self,
+        mut mu: Matrix<f64>,
+        failed: &[usize],
+    ) -> Result<(Matrix<f64>, Vec<usize>, usize), Numerical> {
+        let x = self.dense.inverse()?;
+        let w = self.dense.weights();
+        let rooting = self.dense.rooting();
+        let n = x.rows();
+        let single = rooting == Rooting::Single;
+        // Single-root, the arcs into word 1 read one entry of X each, which
+        // the first test cannot judge: that column is refined too.
+        let mut failed = failed.to_vec();
+        if single && failed.first() != Some(&1) {
+            failed.insert(0, 1);
+        }
+        let failed = &failed[..];
+        let k = failed.len();
+        let words: Vec<usize> = failed.iter().map(|&m| m - 1).collect();
+        let rows = Matrix::from_fn(k, n, |c, i| x[(words[c], i)]);
+        let (r, residual_error) = residuals(w, rooting, &words, &rows);
+        // δ = L⁻ᵀ r, the k right-hand sides as the columns of one block.
+        let mut delta = Matrix::from_fn(n, k, |i, c| r[(c, i)]);
+        self.dense.solve_transpose(&mut delta)?;
+        let mut size = Matrix::zeros(k, n);
+        let mut largest_correction = 0.0f64;
+        for c in 0..k {
+            let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |m, e| m.max(e.abs()));
+            let q = norm(&mut (0..n).map(|i| delta[(i, c)]))
+                / norm(&mut rows.row(c).iter().copied());
+            // NaN (a zero row) counts as no correction; the test below
+            // fails on a NaN marginal anyway.
+            largest_correction = largest_correction.max(q);
+            let a = if single {
+                self.entry_error.max(4.0 * q)
+            } else {
+                self.entry_error
+            };
+            for i in 0..n {
+                size[(c, i)] = a * r[(c, i)].abs() + residual_error[(c, i)];
+            }
+        }
+        let error = abs_transpose_products(x, &size);
+        let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS);
+        let mut still = Vec::new();
+        for (c, &m) in failed.iter().enumerate() {
+            let mut fails = false;
+            for h in (0..=n).filter(|&h| h != m) {
+                let wk = w[(h, m)];
+                if wk == 0.0 {
+                    continue;
+                }
+                let (mut first, mut second, mut err) = (0.0, 0.0, 0.0);
+                for (i, _, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
+                    let (xi, di) = (rows[(c, i)], delta[(i, c)]);
+                    if sign > 0 {
+                        first += xi;
+                        second += di;
+                    } else {
+                        first -= xi;
+                        second -= di;
+                    }
+                    err += error[(c, i)];
+                }
+                let value = first + second;
+                // Twice the estimate, and the roundings of the last sums,
+                // within 2⁻⁴⁰ of |μ| (NaN fails).
+                fails |= !(2.0 * err + 4.0 * f64::EPSILON * value.abs() <= bound * value.abs());
+                mu[(h, m)] = wk * value;
+            }
+            if fails {
+                still.push(m);
+            }
+        }
+        if single && still.is_empty() {
+            // The entries of the other columns read alone (the root arc,
+            // `X[j][0]`, and the arc from word 1, `X[j][j]`) cannot be judged
+            // by the first test either: each must keep 40 bits against four
+            // times the largest relative correction of a refined row, times
+            // its row's largest entry (a norm-wise error like the refined
+            // rows').
+            let guard = 4.0 * largest_correction / bound;
+            for m in (2..=n).filter(|m| !failed.contains(m)) {
+                let j = m - 1;
+                let largest = x.row(j).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                for (h, i) in [(0, 0), (1, j)] {
+                    let alone = x[(j, i)].abs();
+                    if w[(h, m)] != 0.0 && !(guard * largest <= alone) {
+                        still.push(m);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok((mu, still, k))
     }
 
     /// The dense marginals with the columns that failed the entry-wise test
@@ -464,26 +595,34 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                 if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
                     if n <= DENSE_MARGINALS_UP_TO && self.eliminated.get().is_none() {
                         if let Some(mu) = row_sum.marginals(&self.weights) {
-                            return (Ok(mu), true, 0);
+                            return (Ok(mu), true, 0, 0);
                         }
                     }
                     // ln Z is known: the elimination's marginal pass alone.
                     if let Some(e) = self.eliminated.get() {
-                        return (e.marginals(), false, 0);
+                        return (e.marginals(), false, 0, 0);
                     }
                     return (
                         eliminated_marginals(&self.weights, Rooting::Multi),
                         false,
                         0,
+                        0,
                     );
                 }
                 if !self.certified {
-                    return (self.eliminated().marginals(), false, 0);
+                    return (self.eliminated().marginals(), false, 0, 0);
                 }
+                let mut tried_columns = 0;
                 if n <= DENSE_MARGINALS_UP_TO || self.inverse_formed.load(Ordering::Relaxed) {
                     self.inverse_formed.store(true, Ordering::Relaxed);
-                    match self.dense_marginals() {
-                        Ok((mu, failed))
+                    let tried = self.dense_marginals().and_then(|(mu, failed)| {
+                        if failed.is_empty() {
+                            return Ok((mu, failed, 0));
+                        }
+                        self.refined(mu, &failed)
+                    });
+                    match tried {
+                        Ok((mu, failed, refined))
                             if self.dense.rooting() == Rooting::Multi
                                 || dense::nearly_certain_word(
                                     &mu,
@@ -494,20 +633,22 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                                 .is_none() =>
                         {
                             if let Some((mu, repaired)) = self.repaired(mu, &failed) {
-                                return (Ok(mu), true, repaired);
+                                return (Ok(mu), true, repaired, refined);
                             }
+                            tried_columns = refined;
                         }
-                        Ok(_) => {}
-                        Err(e) => return (Err(e), true, 0),
+                        Ok((_, _, refined)) => tried_columns = refined,
+                        Err(e) => return (Err(e), true, 0, 0),
                     }
                 }
                 if let Some(e) = self.eliminated.get() {
-                    return (e.marginals(), false, 0);
+                    return (e.marginals(), false, 0, tried_columns);
                 }
                 (
                     eliminated_marginals(self.dense.weights(), self.dense.rooting()),
                     false,
                     0,
+                    tried_columns,
                 )
             })
             .0
