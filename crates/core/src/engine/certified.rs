@@ -13,8 +13,8 @@ use super::{
 use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
-use crate::laplacian::{arc_entries, laplacian};
-use crate::linalg::refine::{abs_transpose_products, residuals};
+use crate::laplacian::laplacian;
+use crate::linalg::refine::{column_abs_sums, residuals, transpose_products, transposed};
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
 
@@ -32,19 +32,20 @@ pub const CERTIFY_LN_DET: f64 = 9.094_947_017_729_282e-13;
 /// `1e-300` keeps ≥ 40 bits *relative to itself*).
 pub const CERTIFY_MARGINAL_BITS: i32 = 40;
 
-/// The largest number of words for which [`Certified`] forms the dense
-/// inverse only to try its marginals: above it, unless the inverse is
-/// formed anyway (a vector–Jacobian product needs it), the marginals come
-/// straight from the elimination. A speed policy, not an accuracy one
-/// (every route keeps 40 bits). With `N(0, 2²)` scores, trying (dense
-/// inverse, test, failing columns recomputed) took, against the
-/// elimination's marginal pass, multi-root 0.64× at `n = 20`–`36`, 0.68× at
-/// `50`, 1.2× at `64` and 1.03× at `100`; single-root (no columns
-/// recomputed, see [`Certified`]) the test passed on 15 of 20 graphs at
-/// `n = 20`, 9 at `n = 50`, 4 at `n = 64`, none at `100`
-/// (`cargo run --release -p spantree-bench --example certified time 20 36
-/// 50 64 100`, 10 graphs, medians; and without `time`).
-pub const DENSE_MARGINALS_UP_TO: usize = 56;
+/// The largest share of the words whose columns of dense marginals
+/// [`Certified`] refines when they fail the first entry-wise test (one step
+/// of iterative refinement of their rows of `X`, `O(n²)` each), rather than
+/// taking every column from the elimination's marginal pass: `1/2`. The
+/// refinement costs about `0.5 ns · n² k` for `k` columns (a double-double
+/// residual, `0.28 ns` per weight and row with AVX-512, then one block
+/// solve), the marginal pass about `0.38 ns · n³` (measured at `n = 100`:
+/// 90 µs for `k = 18`, against 380 µs). With `N(0, 2²)` scores, `k` was
+/// about `n/7` multi-root at `n = 36`, `n/4` at `64`, `n/2` at `100` and
+/// nearly `n` at `200`; single-root (word 1's column always among them)
+/// 1, 2, 4 and 23 (`cargo run --release -p spantree-bench --example
+/// certified 36 64 100 200`). A speed policy, not an accuracy one: every
+/// route keeps 40 bits.
+pub const REFINE_COLUMNS_UP_TO: f64 = 0.5;
 
 /// The largest share of the words whose columns of dense marginals
 /// [`Certified`] recomputes by the elimination when they fail the
@@ -312,27 +313,46 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     fn dense_marginals(&self) -> Result<(Matrix<f64>, Vec<usize>), Numerical> {
         let x = self.dense.inverse()?;
         let w = self.dense.weights();
-        let rooting = self.dense.rooting();
+        let single = self.dense.rooting() == Rooting::Single;
         let n1 = w.rows();
+        let n = n1 - 1;
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
+        // Row h of the marginals reads column h − 1 of X: a row of Xᵀ, so
+        // that every loop below runs along contiguous rows
+        // (`arc_entries`, entry by entry: X[j][j] − X[j][i] for an arc
+        // i + 1 → j + 1, single-root without X[0][0] and X[j][0]'s
+        // subtraction, the root arcs X[j][j] multi-root and X[j][0]
+        // single-root).
+        let xt = transposed(x);
+        let diagonal: Vec<f64> = (0..n)
+            .map(|j| if single && j == 0 { 0.0 } else { x[(j, j)] })
+            .collect();
+        let zeros = vec![0.0; n];
         let mut mu = Matrix::zeros(n1, n1);
         let mut failed = vec![false; n1];
         for h in 0..n1 {
-            for m in (1..n1).filter(|&m| m != h) {
-                let wk = w[(h, m)];
-                if wk == 0.0 {
+            let (first, second): (&[f64], &[f64]) = match (h, single) {
+                (0, false) => (&diagonal, &zeros),
+                (0, true) => (xt.row(0), &zeros),
+                (1, true) => (&diagonal, &zeros),
+                _ => (&diagonal, xt.row(h - 1)),
+            };
+            let weights = &w.row(h)[1..];
+            let out = &mut mu.as_mut_slice()[h * n1 + 1..(h + 1) * n1];
+            for (j, ((o, &wk), (&a, &b))) in out
+                .iter_mut()
+                .zip(weights)
+                .zip(first.iter().zip(second))
+                .enumerate()
+            {
+                if wk == 0.0 || j + 1 == h {
                     continue;
                 }
-                let (mut value, mut size) = (0.0, 0.0);
-                for (i, j, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
-                    let e = x[(j, i)];
-                    value += if sign > 0 { e } else { -e };
-                    size += e.abs();
-                }
+                let value = a - b;
                 // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
-                let keeps_its_bits = size <= bound * value.abs();
-                failed[m] |= !keeps_its_bits;
-                mu[(h, m)] = wk * value;
+                let keeps_its_bits = a.abs() + b.abs() <= bound * value.abs();
+                failed[j + 1] |= !keeps_its_bits;
+                *o = wk * value;
             }
         }
         Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
@@ -381,14 +401,17 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let words: Vec<usize> = failed.iter().map(|&m| m - 1).collect();
         let rows = Matrix::from_fn(k, n, |c, i| x[(words[c], i)]);
         let (r, residual_error) = residuals(w, rooting, &words, &rows);
-        // δ = L⁻ᵀ r, the k right-hand sides as the columns of one block.
-        let mut delta = Matrix::from_fn(n, k, |i, c| r[(c, i)]);
-        self.dense.solve_transpose(&mut delta)?;
-        let mut size = Matrix::zeros(k, n);
+        // δ = L⁻ᵀ r = Xᵀ r from the inverse formed: its error is bounded
+        // as that of the LU's solves would be (X's entries, relative e).
+        let delta = transpose_products(x, &r);
+        // The error of δ, entry by entry: (Σ_l |X[l][i]|) max_l s_l with
+        // s = a |r| + (the residual's own error).
+        let column_sums = column_abs_sums(x);
         let mut largest_correction = 0.0f64;
-        for c in 0..k {
+        let mut spread = vec![0.0f64; k];
+        for (c, spread) in spread.iter_mut().enumerate() {
             let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |m, e| m.max(e.abs()));
-            let q = norm(&mut (0..n).map(|i| delta[(i, c)]))
+            let q = norm(&mut delta.row(c).iter().copied())
                 / norm(&mut rows.row(c).iter().copied());
             // NaN (a zero row) counts as no correction; the test below
             // fails on a NaN marginal anyway.
@@ -399,32 +422,37 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 self.entry_error
             };
             for i in 0..n {
-                size[(c, i)] = a * r[(c, i)].abs() + residual_error[(c, i)];
+                *spread = spread.max(a * r[(c, i)].abs() + residual_error[(c, i)]);
             }
         }
-        let error = abs_transpose_products(x, &size);
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS);
+        let n1 = n + 1;
+        let weights = w.as_slice();
         let mut still = Vec::new();
         for (c, &m) in failed.iter().enumerate() {
+            let j = m - 1;
+            let (x, d) = (rows.row(c), delta.row(c));
+            // (x_a − x_b) + (δ_a − δ_b) for the entries (a, +), (b, −) the
+            // arc reads (`arc_entries`), `None` for an absent entry.
+            let read = |a: Option<usize>, b: Option<usize>| {
+                let at = |v: &[f64], e: Option<usize>| e.map_or(0.0, |e| v[e]);
+                let value = (at(x, a) - at(x, b)) + (at(d, a) - at(d, b));
+                let size = at(&column_sums, a) + at(&column_sums, b);
+                (value, size * spread[c])
+            };
+            let diagonal = (!single || j != 0).then_some(j);
             let mut fails = false;
-            for h in (0..=n).filter(|&h| h != m) {
-                let wk = w[(h, m)];
+            for h in (0..n1).filter(|&h| h != m) {
+                let wk = weights[h * n1 + m];
                 if wk == 0.0 {
                     continue;
                 }
-                let (mut first, mut second, mut err) = (0.0, 0.0, 0.0);
-                for (i, _, sign) in arc_entries(rooting, h, m).into_iter().flatten() {
-                    let (xi, di) = (rows[(c, i)], delta[(i, c)]);
-                    if sign > 0 {
-                        first += xi;
-                        second += di;
-                    } else {
-                        first -= xi;
-                        second -= di;
-                    }
-                    err += error[(c, i)];
-                }
-                let value = first + second;
+                let (value, err) = match (h, single) {
+                    (0, false) => read(Some(j), None),
+                    (0, true) => read(Some(0), None),
+                    (1, true) => read(diagonal, None),
+                    _ => read(diagonal, Some(h - 1)),
+                };
                 // Twice the estimate, and the roundings of the last sums,
                 // within 2⁻⁴⁰ of |μ| (NaN fails).
                 fails |= !(2.0 * err + 4.0 * f64::EPSILON * value.abs() <= bound * value.abs());
@@ -593,7 +621,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
             .get_or_init(|| {
                 let n = self.dense.weights().rows().saturating_sub(1);
                 if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
-                    if n <= DENSE_MARGINALS_UP_TO && self.eliminated.get().is_none() {
+                    if self.eliminated.get().is_none() {
                         if let Some(mu) = row_sum.marginals(&self.weights) {
                             return (Ok(mu), true, 0, 0);
                         }
@@ -613,33 +641,35 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                     return (self.eliminated().marginals(), false, 0, 0);
                 }
                 let mut tried_columns = 0;
-                if n <= DENSE_MARGINALS_UP_TO || self.inverse_formed.load(Ordering::Relaxed) {
-                    self.inverse_formed.store(true, Ordering::Relaxed);
-                    let tried = self.dense_marginals().and_then(|(mu, failed)| {
-                        if failed.is_empty() {
-                            return Ok((mu, failed, 0));
-                        }
-                        self.refined(mu, &failed)
-                    });
-                    match tried {
-                        Ok((mu, failed, refined))
-                            if self.dense.rooting() == Rooting::Multi
-                                || dense::nearly_certain_word(
-                                    &mu,
-                                    &self.weights,
-                                    Rooting::Single,
-                                    DENSE_UNCERTAINTY,
-                                )
-                                .is_none() =>
-                        {
-                            if let Some((mu, repaired)) = self.repaired(mu, &failed) {
-                                return (Ok(mu), true, repaired, refined);
-                            }
-                            tried_columns = refined;
-                        }
-                        Ok((_, _, refined)) => tried_columns = refined,
-                        Err(e) => return (Err(e), true, 0, 0),
+                self.inverse_formed.store(true, Ordering::Relaxed);
+                let tried = self.dense_marginals().and_then(|(mu, failed)| {
+                    if failed.is_empty() {
+                        Ok(Some((mu, failed, 0)))
+                    } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
+                        Ok(None)
+                    } else {
+                        self.refined(mu, &failed).map(Some)
                     }
+                });
+                match tried {
+                    Ok(Some((mu, failed, refined)))
+                        if self.dense.rooting() == Rooting::Multi
+                            || dense::nearly_certain_word(
+                                &mu,
+                                &self.weights,
+                                Rooting::Single,
+                                DENSE_UNCERTAINTY,
+                            )
+                            .is_none() =>
+                    {
+                        if let Some((mu, repaired)) = self.repaired(mu, &failed) {
+                            return (Ok(mu), true, repaired, refined);
+                        }
+                        tried_columns = refined;
+                    }
+                    Ok(Some((_, _, refined))) => tried_columns = refined,
+                    Ok(None) => {}
+                    Err(e) => return (Err(e), true, 0, 0),
                 }
                 if let Some(e) = self.eliminated.get() {
                     return (e.marginals(), false, 0, tried_columns);

@@ -31,7 +31,7 @@ mod eliminated;
 mod prepared;
 
 pub use certified::{
-    Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, DENSE_MARGINALS_UP_TO, REPAIR_COLUMNS_UP_TO,
+    Certified, CERTIFY_LN_DET, CERTIFY_MARGINAL_BITS, REFINE_COLUMNS_UP_TO, REPAIR_COLUMNS_UP_TO,
 };
 pub use dense::{Dense, DENSE_UNCERTAINTY};
 pub use derivative_check::{

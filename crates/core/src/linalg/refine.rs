@@ -33,7 +33,7 @@ use crate::matrix::Matrix;
 /// included). `O(n²)` per row, two fused operations and a two-sum per
 /// weight.
 ///
-/// The diagonal entries of `weights` are not read.
+/// The diagonal entries of `weights` are not read (taken as `0`).
 pub(crate) fn residuals(
     weights: &Matrix<f64>,
     rooting: Rooting,
@@ -76,44 +76,52 @@ impl WithSimd for Residuals<'_> {
         let n1 = w.rows();
         let n = n1 - 1;
         let single = self.rooting == Rooting::Single;
+        // The weights into words 1..=n, row by row, with a zero diagonal and
+        // padded with zeros to whole vectors: every row update is one run
+        // of full vectors.
+        let lanes = std::mem::size_of::<S::f64s>() / std::mem::size_of::<f64>();
+        let width = n.div_ceil(lanes) * lanes;
+        let mut padded = vec![0.0; n1 * width];
+        for (h, row) in padded.chunks_exact_mut(width).enumerate() {
+            row[..n].copy_from_slice(&w.row(h)[1..]);
+            if h > 0 {
+                row[h - 1] = 0.0;
+            }
+        }
         // D in double-double: the weights into each word, the root's
         // multi-root only; D_0 = 0 single-root (row 0 holds the roots).
-        let (mut d_hi, mut d_lo) = (vec![0.0; n], vec![0.0; n]);
-        let mut column_sums = vec![0.0; n];
-        for h in 0..n1 {
-            let row = &w.row(h)[1..];
+        let (mut d_hi, mut d_lo) = (vec![0.0; width], vec![0.0; width]);
+        let mut column_sums = vec![0.0; width];
+        for (h, row) in padded.chunks_exact(width).enumerate() {
             if h > 0 || !single {
-                row_update(simd, row, h, 1.0, &mut d_hi, &mut d_lo);
+                row_update(simd, row, 1.0, &mut d_hi, &mut d_lo);
             }
-            for (k, (s, &x)) in column_sums.iter_mut().zip(row).enumerate() {
-                if k + 1 != h {
-                    *s += x;
-                }
-            }
+            column_sums.iter_mut().zip(row).for_each(|(s, x)| *s += x);
         }
         if single {
             d_hi[0] = 0.0;
             d_lo[0] = 0.0;
         }
         let gamma = (n + 2) as f64 * f64::EPSILON / (1.0 - (n + 2) as f64 * f64::EPSILON);
-        // The column sums were summed in f64: 1 + nε covers their rounding.
+        // The column sums were summed in f64: 1 + γ covers their rounding.
         let slack = gamma * gamma * (1.0 + gamma);
-        let (mut hi, mut lo) = (vec![0.0; n], vec![0.0; n]);
+        let (mut hi, mut lo) = (vec![0.0; width], vec![0.0; width]);
+        let mut y = vec![0.0; width];
         for (c, &j) in self.words.iter().enumerate() {
-            let y = self.rows.row(c);
+            y[..n].copy_from_slice(self.rows.row(c));
             hi.iter_mut().for_each(|x| *x = 0.0);
             lo.iter_mut().for_each(|x| *x = 0.0);
-            for h in 0..n1 {
+            for (h, row) in padded.chunks_exact(width).enumerate() {
                 let coefficient = match (h, single) {
                     (0, false) | (1, true) => 0.0,
                     (0, true) => y[0],
                     _ => -y[h - 1],
                 };
                 if coefficient != 0.0 {
-                    row_update(simd, &w.row(h)[1..], h, coefficient, &mut hi, &mut lo);
+                    row_update(simd, row, coefficient, &mut hi, &mut lo);
                 }
             }
-            product_update(simd, &d_hi, y, &mut hi, &mut lo);
+            product_update(simd, &d_hi, &y, &mut hi, &mut lo);
             let norm = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             let r = &mut self.r.as_mut_slice()[c * n..(c + 1) * n];
             let bound = &mut self.bound.as_mut_slice()[c * n..(c + 1) * n];
@@ -128,38 +136,26 @@ impl WithSimd for Residuals<'_> {
     }
 }
 
-/// `(hi, lo) += coefficient · row` in double-double for the entries
-/// `k ≠ h − 1` (the diagonal of the weights is skipped).
+/// `(hi, lo) += coefficient · row` in double-double, entry by entry.
 #[inline(always)]
-fn row_update<S: Simd>(
-    simd: S,
-    row: &[f64],
-    h: usize,
-    coefficient: f64,
-    hi: &mut [f64],
-    lo: &mut [f64],
-) {
-    let split = if h == 0 { 0 } else { h - 1 };
-    let skip = usize::from(h > 0);
+fn row_update<S: Simd>(simd: S, row: &[f64], coefficient: f64, hi: &mut [f64], lo: &mut [f64]) {
     let c = simd.splat_f64s(coefficient);
-    for (start, end) in [(0, split), (split + skip, row.len())] {
-        let (rv, rt) = S::as_simd_f64s(&row[start..end]);
-        let (hv, ht) = S::as_mut_simd_f64s(&mut hi[start..end]);
-        let (lv, lt) = S::as_mut_simd_f64s(&mut lo[start..end]);
-        for ((&a, h), l) in rv.iter().zip(hv.iter_mut()).zip(lv.iter_mut()) {
-            (*h, *l) = dot2_step(simd, a, c, *h, *l);
-        }
-        if !rt.is_empty() {
-            let (h, l) = dot2_step(
-                simd,
-                simd.partial_load_f64s(rt),
-                c,
-                simd.partial_load_f64s(ht),
-                simd.partial_load_f64s(lt),
-            );
-            simd.partial_store_f64s(ht, h);
-            simd.partial_store_f64s(lt, l);
-        }
+    let (rv, rt) = S::as_simd_f64s(row);
+    let (hv, ht) = S::as_mut_simd_f64s(hi);
+    let (lv, lt) = S::as_mut_simd_f64s(lo);
+    for ((&a, h), l) in rv.iter().zip(hv.iter_mut()).zip(lv.iter_mut()) {
+        (*h, *l) = dot2_step(simd, a, c, *h, *l);
+    }
+    if !rt.is_empty() {
+        let (h, l) = dot2_step(
+            simd,
+            simd.partial_load_f64s(rt),
+            c,
+            simd.partial_load_f64s(ht),
+            simd.partial_load_f64s(lt),
+        );
+        simd.partial_store_f64s(ht, h);
+        simd.partial_store_f64s(lt, l);
     }
 }
 
@@ -208,24 +204,81 @@ fn dot2_step<S: Simd>(
     (s, simd.add_f64s(lo, simd.add_f64s(t, pe)))
 }
 
-/// `out[c] = |X|ᵀ s[c]` for every row `c` of `s` (`out[c][k] = Σ_i
-/// |X[i][k]| s[c][i]`): the first-order bound of what an error `|Δr| ≤ s`
-/// of a right-hand side of `Lᵀ δ = r` moves in `δ = Xᵀ r`. `O(n²)` per row.
-pub(crate) fn abs_transpose_products(x: &Matrix<f64>, s: &Matrix<f64>) -> Matrix<f64> {
-    let n = x.rows();
-    let mut out = Matrix::zeros(s.rows(), n);
-    let abs = x.map(|v| v.abs());
-    for (c, oc) in out.as_mut_slice().chunks_exact_mut(n.max(1)).enumerate() {
-        let sc = s.row(c);
-        for (i, &si) in sc.iter().enumerate() {
-            if si != 0.0 {
-                for (o, &a) in oc.iter_mut().zip(abs.row(i)) {
-                    *o += a * si;
+/// The column sums of `|X|`, `Σ_i |X[i][k]|`: an error `|Δr| ≤ s` of a
+/// right-hand side of `Lᵀ δ = r` moves entry `k` of `δ = Xᵀ r` by at most
+/// `Σ_i |X[i][k]| s_i ≤ (Σ_i |X[i][k]|) max_i s_i`. `O(n²)`, once for every
+/// refined row.
+pub(crate) fn column_abs_sums(x: &Matrix<f64>) -> Vec<f64> {
+    let mut sums = vec![0.0; x.cols()];
+    for i in 0..x.rows() {
+        for (s, v) in sums.iter_mut().zip(x.row(i)) {
+            *s += v.abs();
+        }
+    }
+    sums
+}
+
+/// `δ = Xᵀ r` for every row `c` of `r` (`δ[c][k] = Σ_i r[c][i] X[i][k]`):
+/// the corrections of the refined rows from the inverse already formed,
+/// row by row of `X` (contiguous), `2n²` flops per row of `r`.
+pub(crate) fn transpose_products(x: &Matrix<f64>, r: &Matrix<f64>) -> Matrix<f64> {
+    let n = x.cols();
+    let mut out = Matrix::zeros(r.rows(), n);
+    if n == 0 {
+        return out;
+    }
+    Arch::new().dispatch(TransposeProducts { x, r, out: &mut out });
+    out
+}
+
+struct TransposeProducts<'a> {
+    x: &'a Matrix<f64>,
+    r: &'a Matrix<f64>,
+    out: &'a mut Matrix<f64>,
+}
+
+impl WithSimd for TransposeProducts<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let n = self.x.cols();
+        for (c, oc) in self.out.as_mut_slice().chunks_exact_mut(n).enumerate() {
+            for (i, &ri) in self.r.row(c).iter().enumerate() {
+                if ri == 0.0 {
+                    continue;
+                }
+                let a = simd.splat_f64s(ri);
+                let (xv, xt) = S::as_simd_f64s(self.x.row(i));
+                let (ov, ot) = S::as_mut_simd_f64s(oc);
+                for (o, &v) in ov.iter_mut().zip(xv) {
+                    *o = simd.mul_add_e_f64s(a, v, *o);
+                }
+                for (o, &v) in ot.iter_mut().zip(xt) {
+                    *o += ri * v;
                 }
             }
         }
     }
-    out
+}
+
+/// `Xᵀ`, by blocks of `32 × 32` (both matrices touched a cache line at a
+/// time). `O(n²)`.
+pub(crate) fn transposed(x: &Matrix<f64>) -> Matrix<f64> {
+    const BLOCK: usize = 32;
+    let (rows, cols) = (x.rows(), x.cols());
+    let mut t = vec![0.0; rows * cols];
+    for i0 in (0..rows).step_by(BLOCK) {
+        for j0 in (0..cols).step_by(BLOCK) {
+            for i in i0..(i0 + BLOCK).min(rows) {
+                let row = x.row(i);
+                for j in j0..(j0 + BLOCK).min(cols) {
+                    t[j * rows + i] = row[j];
+                }
+            }
+        }
+    }
+    Matrix::from_row_major(cols, rows, t)
 }
 
 #[cfg(test)]
@@ -313,12 +366,29 @@ mod tests {
         residual_is_exact(Rooting::Single, 8);
     }
 
-    /// `|X|ᵀ s` against its definition on a small matrix with signs.
+    /// `Xᵀ r` and `Xᵀ` against their definitions.
     #[test]
-    fn abs_transpose_products_match_the_definition() {
+    fn transposes_match_the_definition() {
+        let x = Matrix::from_fn(37, 37, |i, j| (i * 37 + j) as f64 - 600.0);
+        let t = transposed(&x);
+        let r = Matrix::from_fn(2, 37, |c, i| (c + 1) as f64 * i as f64);
+        let d = transpose_products(&x, &r);
+        for i in 0..37 {
+            for j in 0..37 {
+                assert_eq!(t[(i, j)], x[(j, i)]);
+            }
+            for c in 0..2 {
+                // Integers below 2⁵³: exact in any order.
+                let expected: f64 = (0..37).map(|l| r[(c, l)] * x[(l, i)]).sum();
+                assert_eq!(d[(c, i)], expected);
+            }
+        }
+    }
+
+    /// The column sums of `|X|` against their definition.
+    #[test]
+    fn column_abs_sums_match_the_definition() {
         let x = Matrix::from_row_major(2, 2, vec![1.0, -2.0, -3.0, 4.0]);
-        let s = Matrix::from_row_major(1, 2, vec![0.5, 0.25]);
-        let out = abs_transpose_products(&x, &s);
-        assert_eq!(out.row(0), &[0.5 + 0.75, 1.0 + 1.0]);
+        assert_eq!(column_abs_sums(&x), vec![4.0, 6.0]);
     }
 }
