@@ -18,16 +18,19 @@ use crate::Lu;
 /// `ln |det L|` is at most `2⁻⁴⁰` (and `2⁻⁴² |ln det L|`), `ln Z`, the
 /// marginals and every vector–Jacobian product come from the LU and its
 /// inverse, at the speed of [`crate::ShiftedF64`]; the marginals also pass
-/// an entry-wise estimate, every one keeping 40 bits relative to itself,
-/// and, multi-root, the few columns (arcs into one word) that do not are
-/// recomputed by the elimination, or all of them when more than a quarter
-/// fail; single-root, one failing entry sends every column to the
-/// elimination (see [`Certified`]). On `N(0, σ²)` scores (`σ ≤ 4`) every
-/// graph measured had `ln Z` certified; with `σ = 2`, multi-root graphs
-/// needed about `n / 6` columns recomputed at `n = 20`–`100`, and the
-/// single-root test passed on 15 of 20 graphs at `n = 20`, 13 at `n = 36`,
-/// none from `n = 100` (`cargo run --release -p spantree-bench --example
-/// certified`).
+/// an entry-wise estimate, every one keeping 40 bits relative to itself.
+/// The few columns (arcs into one word) that do not are refined: one step
+/// of iterative refinement of their rows of `X = L⁻¹`, the residual formed
+/// from the weights in double-double, `O(n²)` per column; single-root, word
+/// 1's column too, and the entries read alone in the others guarded by the
+/// refined rows' norm-wise error. What still fails is recomputed by the
+/// elimination (multi-root, a few columns) or sends every column to it (see
+/// [`Certified`]). On `N(0, σ²)` scores (`σ ≤ 4`) every graph measured had
+/// `ln Z` certified; with `σ = 2`, multi-root graphs needed about `n / 7`
+/// columns refined at `n = 36` and `n / 2` at `n = 100` (more than `0.8 n`,
+/// as at `n = 200`, go to the elimination), single-root 1–4 columns at
+/// `n = 36`–`100`, and every refined column passed (`cargo run --release -p
+/// spantree-bench --example certified`).
 ///
 /// Single-root, the root row is scaled by an exact power of two first
 /// (root weights down to `2⁻⁶⁴` of the arcs'): `Z` scales by it and the
@@ -59,13 +62,14 @@ use crate::Lu;
 ///
 /// [`LogAccurate`] always eliminates.
 ///
-/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks and
-/// `n³/3 + 2n²k` multiply-adds for `k` recomputed columns; marginals that
-/// fail the entry-wise test otherwise, and those of graphs above
-/// [`DENSE_MARGINALS_UP_TO`](spantree_core::engine::DENSE_MARGINALS_UP_TO)
-/// words (unless the inverse is formed anyway), come from the
-/// elimination's marginal pass alone, about `1.3 n³` multiply-adds and no
-/// inverse. Otherwise the dense LU plus `n³/3` multiply-adds for `ln Z`,
+/// Cost: certified, that of [`crate::ShiftedF64`] plus `O(n²)` checks,
+/// about `12 n²` operations per refined column, and `n³/3 + 2n²k`
+/// multiply-adds for `k` columns recomputed by the elimination; marginals
+/// that fail otherwise come from the elimination's marginal pass alone,
+/// about `1.3 n³` multiply-adds. Measured (`spantree-report speed`,
+/// single-root `N(0, 2²)`): `ln Z` + marginals 3.5× the bare kernel at
+/// `n = 100` and 3.1× at `200`, against 8.9× and 8.1× through the marginal
+/// pass before. Not certified: the dense LU plus `n³/3` multiply-adds for `ln Z`,
 /// about `1.3 n³` more for the marginals (a divide and conquer, see
 /// [`spantree_core::elimination`]), about `4 n³` per vector–Jacobian
 /// product; measured 1.5–2.5× the time of the dense route (crate docs).

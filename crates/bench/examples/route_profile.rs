@@ -73,7 +73,7 @@ fn corpus(dir: &str, seconds: f64, route: Option<&str>) {
         Some("uncertified") => r == Route::NotCertified,
         Some(other) => panic!("unknown route {other}"),
     };
-    let mut counts = [0usize; 4];
+    let mut counts = [0usize; Route::ALL.len()];
     let picked: Vec<Graph> = graphs
         .into_iter()
         .filter(|g| {

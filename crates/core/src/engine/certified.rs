@@ -35,17 +35,21 @@ pub const CERTIFY_MARGINAL_BITS: i32 = 40;
 /// The largest share of the words whose columns of dense marginals
 /// [`Certified`] refines when they fail the first entry-wise test (one step
 /// of iterative refinement of their rows of `X`, `O(n²)` each), rather than
-/// taking every column from the elimination's marginal pass: `1/2`. The
-/// refinement costs about `0.5 ns · n² k` for `k` columns (a double-double
-/// residual, `0.28 ns` per weight and row with AVX-512, then one block
-/// solve), the marginal pass about `0.38 ns · n³` (measured at `n = 100`:
-/// 90 µs for `k = 18`, against 380 µs). With `N(0, 2²)` scores, `k` was
-/// about `n/7` multi-root at `n = 36`, `n/4` at `64`, `n/2` at `100` and
-/// nearly `n` at `200`; single-root (word 1's column always among them)
-/// 1, 2, 4 and 23 (`cargo run --release -p spantree-bench --example
-/// certified 36 64 100 200`). A speed policy, not an accuracy one: every
-/// route keeps 40 bits.
-pub const REFINE_COLUMNS_UP_TO: f64 = 0.5;
+/// taking every column from the elimination's marginal pass: `0.8`. The
+/// refinement costs a double-double residual (about `0.25 ns` per weight
+/// and row with AVX-512) and a product `Xᵀ r`, against about `0.4 ns · n³`
+/// for the marginal pass. With `N(0, 2²)` scores, `k` columns failed: about
+/// `n/7` multi-root at `n = 36`, `n/4` at `64`, `n/2` at `100` and nearly
+/// `n` at `200`; single-root (word 1's column always among them) 1, 2, 4
+/// and 23 (`cargo run --release -p spantree-bench --example certified 36 64
+/// 100 200`). Dense LU + inverse + refinement against dense LU + the marginal
+/// pass (`… --example certified time 36 64 100 200`, 10 graphs, medians):
+/// multi-root 0.32× at `n = 36`, 0.44× at `64`, 0.76× at `100` with this
+/// share (1.10× with `1/2`, 0.73× with `1`), 1.13× at `200` (1.27× with
+/// `1`: there every column fails, and the inverse is formed for nothing);
+/// single-root 0.25×–0.39× at every size. A speed policy, not an accuracy
+/// one: every route keeps 40 bits.
+pub const REFINE_COLUMNS_UP_TO: f64 = 0.8;
 
 /// The largest share of the words whose columns of dense marginals
 /// [`Certified`] recomputes by the elimination when they fail the
@@ -93,40 +97,61 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   multi-root Laplacian, an M-matrix, the solves for `X` add only
 ///   non-negative terms, so `e` estimates the relative error of each entry
 ///   of `X`), and every `μ_e` must keep [`CERTIFY_MARGINAL_BITS`] relative
-///   to itself by it. Multi-root, a column `m` (the arcs into word `m`)
-///   with an entry that fails is recomputed by the elimination
+///   to itself by it. What fails is a marginal far below `1` that the
+///   inverse reads as a difference `X_mm − X_mh` about 10–40 times smaller
+///   than its terms, against an allowance of `2⁻⁴⁰ / e` (20 at `n = 20`, 6
+///   at `n = 64`): with `N(0, 2²)` scores, multi-root, about `n/7` columns
+///   at `n = 36`, `n/2` at `n = 100`.
+///
+///   **The failing columns are refined**, if they are at most
+///   [`REFINE_COLUMNS_UP_TO`] of the words (`O(n²)` each): row `m − 1` of
+///   `X` solves `Lᵀ y = e_{m−1}`; its residual `r = e − Lᵀ x` is formed from
+///   the weights in double-double (Ogita–Rump–Oishi `Dot2`, the diagonal of
+///   `L` summed in double-double too, so the residual is exact to about
+///   `2⁻⁹⁰` of its terms), the correction `δ = Xᵀ r` comes from the inverse
+///   already formed, and the column is read from the unevaluated pair
+///   `(x, δ)`: `μ = w ((x_m − x_h) + (δ_m − δ_h))`, the first difference
+///   exact (Sterbenz) where it cancels. The error of `x + δ` is that of
+///   `δ`, at most `Σ_l |X[l][k]| · max_l (a |r_l| + s_l)` with `s` the
+///   residual's own error and `a = e` (multi-root: `e` bounds the relative
+///   error of `X`'s entries); single-root `a = max(e, 4q)` with `q` the
+///   largest relative correction `‖δ‖_∞ / ‖x‖_∞` the refined rows show.
+///   Each refined marginal must keep [`CERTIFY_MARGINAL_BITS`] by twice
+///   that estimate: the error falls from about `e |x|` to about `e² |x|`.
+///   (Measured: every refined column passes on `N(0, 2²)` graphs at
+///   `n = 20`–`200`; `cargo run --release -p spantree-bench --example
+///   certified`.) Multi-root, a column that still fails is recomputed by
+///   the elimination
 ///   ([`elimination::checked_column_marginals`](crate::elimination::checked_column_marginals):
 ///   the other words eliminated, `n³/3`, and those columns pushed back,
-///   `2n²` each), as long as the failing columns are at most
-///   [`REPAIR_COLUMNS_UP_TO`] of the words; beyond that every column comes
-///   from the elimination's marginal pass (`1.3 n³`). Every multi-root
-///   marginal thus either passed the test or comes from the elimination.
-///   What fails is a marginal far below `1` that the inverse reads as a
-///   difference `X_mm − X_mh` about 10–40 times smaller than its terms,
-///   against an allowance of `2⁻⁴⁰ / e` (20 at `n = 20`, 6 at `n = 64`), in
-///   a few columns: with `N(0, 2²)` scores, 2 columns at `n = 20`, 9 at
-///   `n = 64`, 18 at `n = 100` (`cargo run --release -p spantree-bench
-///   --example certified 20 36 50 64 100`).
+///   `2n²` each), as long as they are at most [`REPAIR_COLUMNS_UP_TO`] of
+///   the words; beyond that, or when more than [`REFINE_COLUMNS_UP_TO`]
+///   failed the first test, every column comes from the elimination's
+///   marginal pass (`1.3 n³`).
 ///
 ///   Single-root, the Laplacian (Koo et al.) is not an M-matrix: its root
 ///   row makes the elimination add terms of both signs, and an entry of `X`
-///   read alone (root arcs, arcs into word 1) can lose bits that the test
-///   cannot see (measured: 29 bits on an arc into word 1 that passed, root
-///   scores −20 next to arc scores spread over ±50, in
-///   `tests/certified.rs`). There a single failing entry sends every column
-///   to the elimination, as before: the other columns then stand only on
-///   the test's estimate, which held on every graph measured (dense LU
-///   keeps ≥ 47 bits on every marginal against exact rationals at
-///   `n = 20`–`100`, `cargo run --release -p spantree-bench --example
-///   dense_marginal_bits`), but is not a proof.
+///   read alone (root arcs, arcs into word 1 and from it) can lose bits
+///   that the first test cannot see (measured: 29 bits on an arc into word
+///   1 that passed, root scores −20 next to arc scores spread over ±50, in
+///   `tests/certified.rs`). So when any column fails, word 1's column is
+///   refined with the failing ones, and in every other column the entries
+///   read alone, `X[j][0]` and `X[j][j]`, must keep 40 bits against `4q`
+///   times their row's largest entry (a norm-wise error like that of the
+///   refined rows); any entry that still fails sends every column to the
+///   elimination, as does a word nearly certain of its head. When every
+///   column passes the first test, the columns stand on its estimate, which
+///   held on every graph measured (dense LU keeps ≥ 47 bits on every
+///   marginal against exact rationals at `n = 20`–`100`, `cargo run
+///   --release -p spantree-bench --example dense_marginal_bits`), but is
+///   not a proof.
 ///
-///   The inverse is formed for the test only up to
-///   [`DENSE_MARGINALS_UP_TO`] words, or when a vector–Jacobian product
-///   formed it anyway; otherwise the marginals come from the elimination's
-///   marginal pass alone (`ln Z` is certified: no forward elimination for
-///   it). No rigorous bound sharper than `e` is known that is as cheap:
-///   rigorous forward-error bounds of triangular solves grow like `n² ε`,
-///   above the `8 n ε` used;
+///   The inverse is formed for the test at every size (the refined dense
+///   route costs 0.25–0.45× the elimination's marginal pass single-root,
+///   up to `n = 200`); `ln Z` is certified: no forward elimination for it
+///   when the marginal pass answers. No rigorous bound sharper than `e` is
+///   known that is as cheap: rigorous forward-error bounds of triangular
+///   solves grow like `n² ε`, above the `8 n ε` used;
 /// * **not certified, multi-root: the row-sum form.** Root weights tiny
 ///   next to the arc weights (root scores −40) leave every diagonal entry
 ///   `ρ_m + Σ_h A[h][m]` unable to hold `ρ_m`, and the LU refuses itself.
@@ -137,8 +162,8 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   (`2n³/3` more) passes the same estimate on such graphs, and then
 ///   answers `ln Z`; the marginals come from `M⁻¹` under the single-root
 ///   policy (every entry passes the entry-wise test and no word is nearly
-///   certain, up to [`DENSE_MARGINALS_UP_TO`] words), or else from the
-///   elimination's marginal pass alone. Derivatives come from the
+///   certain; no refinement), or else from the elimination's marginal pass
+///   alone. Derivatives come from the
 ///   elimination, started from that `ln Z` (no forward elimination).
 ///   Measured at `n = 36`, root scores −40: `ln Z` + marginals 1.6–1.7×
 ///   the dense path, against 4.6–4.9× through the elimination before
@@ -185,9 +210,13 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     /// The marginals, whether they came from the dense inverse, how many
     /// of their columns the elimination recomputed, and how many were
     /// refined ([`Certified::refined_columns`]).
-    marginals: OnceLock<(Result<Matrix<f64>, Numerical>, bool, usize, usize)>,
+    marginals: OnceLock<MarginalRoute>,
     factorize: fn(Matrix<f64>) -> F,
 }
+
+/// The marginals, whether they came from the dense inverse, how many of
+/// their columns the elimination recomputed, and how many were refined.
+type MarginalRoute = (Result<Matrix<f64>, Numerical>, bool, usize, usize);
 
 impl<F: Factorization<Scalar = f64>> std::fmt::Debug for Certified<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -359,27 +388,28 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     }
 
     /// The columns `failed` of the dense marginals `mu` (the arcs into those
-    /// words) after one step of iterative refinement of their rows of `X`,
-    /// and the words whose column still has an entry that fails the
-    /// entry-wise test with the refined error. `O(n²)` per column.
+    /// words; single-root word 1's too) after one step of iterative
+    /// refinement of their rows of `X`, the words whose column still fails
+    /// the entry-wise test with the refined error (single-root, also those
+    /// whose entries read alone fail the norm-wise guard), and the number of
+    /// columns refined. `O(n²)` per column.
     ///
     /// Row `j = m − 1` of `X` solves `Lᵀ y = e_j`. Its residual
     /// `r = e_j − Lᵀ x` is formed from the weights in double-double
     /// ([`residuals`]: `L`'s diagonal, the one entry that is not a weight,
-    /// summed in double-double too), the correction `δ = L̂⁻ᵀ r` comes from
-    /// the dense LU's two triangular solves (all failing rows at once), and
-    /// the column is kept as the unevaluated pair `(x, δ)`: the marginal
+    /// summed in double-double too), the correction is `δ = Xᵀ r` (the
+    /// inverse formed: its error is bounded as the LU's solves' would be,
+    /// and it runs as one vectorised product), and the column is kept as
+    /// the unevaluated pair `(x, δ)`: the marginal
     /// `w ((x_j − x_i) + (δ_j − δ_i))` has its first difference exact
-    /// (Sterbenz) where it cancels. The error of `x + δ` is that of `δ`:
-    /// about `a (|X|ᵀ |r|)_k` from the LU (`a = e` multi-root, where the
-    /// solves of the M-matrix add terms of one sign so that `e` bounds the
-    /// relative error of every entry of `X` and, by linearity, of
-    /// `X |r|`; single-root, where it does not, `a = max(e, 4 q)` with
-    /// `q = ‖δ‖_∞ / ‖x‖_∞` the relative correction the solve itself shows),
-    /// plus `(|X|ᵀ s)_k` for the residual's own error `s`. Each refined
-    /// marginal must keep [`CERTIFY_MARGINAL_BITS`] relative to itself by
-    /// twice that estimate; the error falls from about `e |x|` to about
-    /// `e² |x|`.
+    /// (Sterbenz) where it cancels. The error of `x + δ` is that of `δ`,
+    /// at most `Σ_l |X[l][k]| · max_l (a |r_l| + s_l)` with `s` the
+    /// residual's own error (`a = e` multi-root, where `e` bounds the
+    /// relative error of every entry of `X`; single-root, where it does
+    /// not, `a = max(e, 4 q)` with `q = ‖δ‖_∞ / ‖x‖_∞` the relative
+    /// correction the rows show). Each refined marginal must keep
+    /// [`CERTIFY_MARGINAL_BITS`] relative to itself by twice that estimate;
+    /// the error falls from about `e |x|` to about `e² |x|`.
     fn refined(
         &self,
         mut mu: Matrix<f64>,
@@ -411,8 +441,8 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let mut spread = vec![0.0f64; k];
         for (c, spread) in spread.iter_mut().enumerate() {
             let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |m, e| m.max(e.abs()));
-            let q = norm(&mut delta.row(c).iter().copied())
-                / norm(&mut rows.row(c).iter().copied());
+            let q =
+                norm(&mut delta.row(c).iter().copied()) / norm(&mut rows.row(c).iter().copied());
             // NaN (a zero row) counts as no correction; the test below
             // fails on a NaN marginal anyway.
             largest_correction = largest_correction.max(q);
@@ -455,7 +485,9 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 };
                 // Twice the estimate, and the roundings of the last sums,
                 // within 2⁻⁴⁰ of |μ| (NaN fails).
-                fails |= !(2.0 * err + 4.0 * f64::EPSILON * value.abs() <= bound * value.abs());
+                let keeps_its_bits =
+                    2.0 * err + 4.0 * f64::EPSILON * value.abs() <= bound * value.abs();
+                fails |= !keeps_its_bits;
                 mu[(h, m)] = wk * value;
             }
             if fails {
@@ -475,7 +507,8 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 let largest = x.row(j).iter().fold(0.0f64, |a, v| a.max(v.abs()));
                 for (h, i) in [(0, 0), (1, j)] {
                     let alone = x[(j, i)].abs();
-                    if w[(h, m)] != 0.0 && !(guard * largest <= alone) {
+                    let keeps_its_bits = guard * largest <= alone;
+                    if w[(h, m)] != 0.0 && !keeps_its_bits {
                         still.push(m);
                         break;
                     }
@@ -609,11 +642,10 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         adj
     }
 
-    /// Dense where every entry is certified, the elimination's in the
-    /// columns that are not (all of them when more than
-    /// [`REPAIR_COLUMNS_UP_TO`] fail); computed once. The dense inverse is
-    /// formed for the test only up to [`DENSE_MARGINALS_UP_TO`] words (or
-    /// when it exists anyway). When
+    /// Dense where every entry is certified, directly or after refining its
+    /// column, the elimination's in the columns that are not (all of them
+    /// when more than [`REPAIR_COLUMNS_UP_TO`] still fail, or more than
+    /// [`REFINE_COLUMNS_UP_TO`] failed the first test); computed once. When
     /// `ln Z` is certified, the elimination runs its marginal pass alone
     /// (its `ln Z` is not needed).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {

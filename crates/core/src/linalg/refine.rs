@@ -227,7 +227,11 @@ pub(crate) fn transpose_products(x: &Matrix<f64>, r: &Matrix<f64>) -> Matrix<f64
     if n == 0 {
         return out;
     }
-    Arch::new().dispatch(TransposeProducts { x, r, out: &mut out });
+    Arch::new().dispatch(TransposeProducts {
+        x,
+        r,
+        out: &mut out,
+    });
     out
 }
 
