@@ -12,9 +12,9 @@
 //! path on the unshifted graph, median of 31 groups, and the parts of the
 //! elimination: the forward pass for `ln Z` and the marginal pass alone.
 //! Then, on unshifted `N(0, 2²)` graphs (10 seeds, median), the two routes
-//! the size limit `DENSE_MARGINALS_UP_TO` chooses between: dense LU +
-//! inverse + the entry-wise test (+ recomputed columns, multi-root, or the
-//! whole elimination when the test fails), against dense LU + the
+//! the share `REFINE_COLUMNS_UP_TO` chooses between: dense LU + inverse +
+//! the entry-wise test + the failing columns refined (or the elimination,
+//! for what still fails or when too many fail), against dense LU + the
 //! elimination's marginal pass.
 
 use spantree_bench::normal_graph;
@@ -71,7 +71,7 @@ fn time(sizes: &[usize]) {
         );
     }
     println!();
-    println!("| n | rooting | dense + columns (µs) | elimination (µs) | ratio |");
+    println!("| n | rooting | dense + refined (µs) | elimination (µs) | ratio |");
     println!("|---|---|---|---|---|");
     for &n in sizes {
         for rooting in Rooting::ALL {
@@ -144,10 +144,6 @@ fn main() {
                         let f = Accurate.factorize(prepared.weights().clone(), rooting);
                         if f.is_certified() {
                             certified += 1;
-                            // The inverse first: the entry-wise test then runs
-                            // at every n (the engine skips it above
-                            // `DENSE_MARGINALS_UP_TO` words otherwise).
-                            f.inverse().expect("inverse");
                             f.marginals().expect("marginals");
                             refined_columns += f.refined_columns();
                             let used = f.dense_marginals_used();
