@@ -186,7 +186,11 @@ impl VjpAccuracy {
         }
         let roots = (1..n1).filter(|&m| allowed(m)).count();
         let (mut scale, mut norm) = (0.0f64, 0.0f64);
-        let mut size = vec![0.0f64; n1 * n1];
+        // Multi-root, the column identities rework the sizes before they
+        // are summed; single-root they are summed as they come, in the same
+        // row-major order (the skipped zeros add nothing).
+        let mut size = vec![0.0f64; if single { 0 } else { n1 * n1 }];
+        let mut sizes = 0.0f64;
         for h in 0..n1 {
             let skip_row = single && h == 0 && roots == 1;
             for m in 1..n1 {
@@ -216,15 +220,20 @@ impl VjpAccuracy {
                     };
                     diagonal + other
                 };
-                size[k] = ws[k].to_f64().abs() * read;
+                let arc_size = ws[k].to_f64().abs() * read;
+                if single {
+                    sizes += arc_size * arc_size;
+                } else {
+                    size[k] = arc_size;
+                }
                 let value = vs[k].to_f64();
                 norm += value * value;
             }
         }
-        if rooting == Rooting::Multi {
+        if !single {
             balanced_sizes(&mut size, mu);
+            sizes = size.iter().map(|s| s * s).sum();
         }
-        let sizes: f64 = size.iter().map(|s| s * s).sum();
         let factor = VJP_ERROR_FACTOR[usize::from(single)];
         VjpAccuracy {
             error: factor * f64::EPSILON * scale * sizes.sqrt(),
