@@ -10,6 +10,9 @@ use crate::laplacian::laplacian;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
+/// A seed and its centred form (`derivative_check::centred_with`).
+type SeedPair<S> = (Matrix<S>, Matrix<S>);
+
 /// The Laplacian of a graph's prepared weights under a dense factorisation
 /// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
 /// `X = L⁻¹` (formed once; `G` reads one or two entries of `X` per arc,
@@ -27,7 +30,7 @@ pub struct Dense<F: Factorization> {
     /// with [`Dense::with_derivative_check`] only: the check of the same
     /// product reads it instead of centring again (`O(n²)` saved; the model
     /// asks for the check right after the product).
-    last_centred: Mutex<Option<(Matrix<F::Scalar>, Matrix<F::Scalar>)>>,
+    last_centred: Mutex<Option<SeedPair<F::Scalar>>>,
     /// [`Factorization::ln_det_error`], formed once (`ln Z` and every
     /// derivative check it).
     ln_det_error: OnceLock<f64>,

@@ -193,9 +193,9 @@ impl VjpAccuracy {
         let mut sizes = 0.0f64;
         for h in 0..n1 {
             let skip_row = single && h == 0 && roots == 1;
-            for m in 1..n1 {
+            for (m, &count) in heads.iter().enumerate().skip(1) {
                 let k = h * n1 + m;
-                if skip_row || heads[m] == 1 || !allowed(k) {
+                if skip_row || count == 1 || !allowed(k) {
                     continue;
                 }
                 scale = scale.max(ss[k].to_f64().abs());
@@ -347,7 +347,7 @@ pub(crate) fn centred_with<S: Scalar>(
                 *seen = true;
                 *first = s.clone();
                 // NaN equals nothing, not even itself.
-                *equal = s == s;
+                *equal = !s.to_f64().is_nan();
             } else if *equal {
                 *equal = s == first;
             }
