@@ -225,8 +225,17 @@ impl PlainLu {
         }
     }
 
+    /// `Aᵀ X = B` in place (see [`PlainLu::solve_transpose`]). Right-hand
+    /// sides of whole [`PAD`] blocks go [`ROWS`] rows at a time, as
+    /// [`PlainLu::forward_unit_lower`] and [`PlainLu::backward_upper`] do,
+    /// with the coefficients (columns of `U` and `L`) of the block's rows
+    /// gathered once per block; others row by row.
     #[inline(always)]
     fn solve_transpose_with<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        if k % PAD == 0 {
+            self.solve_transpose_blocked(simd, b, k);
+            return;
+        }
         let (n, stride) = (self.n, self.stride);
         let mut column = Vec::with_capacity(n);
         for i in 0..n {
@@ -243,6 +252,69 @@ impl PlainLu {
             column.clear();
             column.extend((i + 1..n).map(|j| self.lu[j * stride + i]));
             update(simd, row, &column, rows(done, k), true);
+        }
+        for (i, &p) in self.swaps.iter().enumerate().rev() {
+            swap_rows(b, k, i, p);
+        }
+    }
+
+    /// The blocked [`PlainLu::solve_transpose_with`] (`k` a multiple of
+    /// [`PAD`]). Forward with `Uᵀ`: the rows of a block take the terms of
+    /// the rows before it through the multi-row kernel, then those of the
+    /// block's own earlier rows, then the division by the pivot: every
+    /// element sees its terms in ascending order, as row by row, so the
+    /// same bits. Backward with `Lᵀ`: the rows after the block first, then
+    /// the block's own later rows (another order than row by row, as in
+    /// [`PlainLu::backward_upper`]). Then `Pᵀ`. `2n²k` flops.
+    #[inline(always)]
+    fn solve_transpose_blocked<S: Simd>(&self, simd: S, b: &mut [f64], k: usize) {
+        let (n, stride) = (self.n, self.stride);
+        // Row `q` of the block: the column of `U` (or `L`) of its row,
+        // all `n` entries, gathered once.
+        let mut columns = vec![0.0; ROWS * n];
+        let gather = |columns: &mut [f64], start: usize, end: usize| {
+            for (column, i) in columns.chunks_exact_mut(n.max(1)).zip(start..end) {
+                for (c, j) in column.iter_mut().zip(0..n) {
+                    *c = self.lu[j * stride + i];
+                }
+            }
+        };
+        let mut start = 0;
+        while start < n {
+            let end = (start + ROWS).min(n);
+            gather(&mut columns, start, end);
+            let (done, rest) = b.split_at_mut(start * k);
+            let items = rest[..(end - start) * k]
+                .chunks_exact_mut(k)
+                .zip(columns.chunks_exact(n))
+                .map(|(row, column)| (row, &column[..start]));
+            update_rows(simd, items, rows(done, k), true);
+            for (i, column) in (start..end).zip(columns.chunks_exact(n)) {
+                let (done, rest) = b.split_at_mut(i * k);
+                let row = &mut rest[..k];
+                let src = rows(&done[start * k..], k);
+                update(simd, row, &column[start..i], src, true);
+                scale(row, self.diagonal(i));
+            }
+            start = end;
+        }
+        let mut end = n;
+        while end > 0 {
+            let start = end.saturating_sub(ROWS);
+            gather(&mut columns, start, end);
+            let (head, done) = b.split_at_mut(end * k);
+            let items = head[start * k..]
+                .chunks_exact_mut(k)
+                .zip(columns.chunks_exact(n))
+                .map(|(row, column)| (row, &column[end..]));
+            update_rows(simd, items, rows(done, k), true);
+            for (i, column) in (start..end).zip(columns.chunks_exact(n)).rev() {
+                let (head, done) = b.split_at_mut((i + 1) * k);
+                let row = &mut head[i * k..];
+                let src = rows(&done[..(end - i - 1) * k], k);
+                update(simd, row, &column[i + 1..end], src, true);
+            }
+            end = start;
         }
         for (i, &p) in self.swaps.iter().enumerate().rev() {
             swap_rows(b, k, i, p);

@@ -45,7 +45,8 @@ fn check_residuals(a: &Matrix<f64>, rng: &mut Rng) {
     assert!(r <= bound(n, a, &x), "A A⁻¹ − I: n = {n}, residual {r:e}");
     let r = max_diff(&mul(&x, a), &Matrix::identity(n));
     assert!(r <= bound(n, a, &x), "A⁻¹ A − I: n = {n}, residual {r:e}");
-    for k in [1, 5, n + 3] {
+    // k = 8 and 16: whole vectors, the blocked transposed solve.
+    for k in [1, 5, 8, 16, n + 3] {
         let b = Matrix::from_fn(n, k, |_, _| rng.uniform_in(-1.0, 1.0));
         let mut u = b.clone();
         lu.solve(&mut u).expect("nonsingular");

@@ -430,6 +430,15 @@ impl<E: Engine> Model<E> {
         true
     }
 
+    /// The graph's row-major scores and the column shifts `c_m` of the
+    /// prepared weights, when the model was built from one score per arc
+    /// (then `ln w'_k = θ_k − c_m` wherever `w'_k ≠ 0`,
+    /// [`Model::visit_log_weights_from_scores`]); `None` otherwise.
+    pub(crate) fn scores_and_shift(&self) -> Option<(&[f64], &[f64])> {
+        let graph = self.source.as_ref().filter(|_| self.prepared.from_scores)?;
+        Some((graph.raw_values(), &self.prepared.shift))
+    }
+
     /// The log-scale `Σ_m c_m` of the prepared weights (`0` when as given).
     pub(crate) fn ln_scale(&self) -> f64 {
         self.prepared.ln_scale

@@ -1,14 +1,17 @@
 //! Answers from a dense factorisation of the Laplacian.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use super::derivative_check::{centred_seed, live_accuracy};
+use super::derivative_check::{centred_with, live_accuracy};
 use super::{Factorization, Factors};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
+
+/// A seed and its centred form (`derivative_check::centred_with`).
+type SeedPair<S> = (Matrix<S>, Matrix<S>);
 
 /// The Laplacian of a graph's prepared weights under a dense factorisation
 /// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
@@ -20,6 +23,14 @@ pub struct Dense<F: Factorization> {
     rooting: Rooting,
     lu: F,
     inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// The marginals from the inverse, formed once (the answer, the seed's
+    /// centring, the derivative check and the model's balancing read them).
+    marginals: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// The last seed of [`Factors::marginals_vjp`] and its centred form,
+    /// with [`Dense::with_derivative_check`] only: the check of the same
+    /// product reads it instead of centring again (`O(n²)` saved; the model
+    /// asks for the check right after the product).
+    last_centred: Mutex<Option<SeedPair<F::Scalar>>>,
     /// [`Factorization::ln_det_error`], formed once (`ln Z` and every
     /// derivative check it).
     ln_det_error: OnceLock<f64>,
@@ -43,6 +54,8 @@ impl<F: Factorization> Dense<F> {
             rooting,
             lu,
             inverse: OnceLock::new(),
+            marginals: OnceLock::new(),
+            last_centred: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
         }
@@ -63,6 +76,18 @@ impl<F: Factorization> Dense<F> {
     /// The dense factorisation.
     pub fn lu(&self) -> &F {
         &self.lu
+    }
+
+    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
+    /// kept, `O(n²)` once.
+    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+        self.marginals
+            .get_or_init(|| {
+                let x = self.inverse()?;
+                Ok(marginals_from_inverse(&self.weights, x, self.rooting))
+            })
+            .as_ref()
+            .map_err(|&e| e)
     }
 
     /// [`Factorization::ln_det_error`] of the factorisation, computed on
@@ -100,6 +125,11 @@ impl<F: Factorization> Factors for Dense<F> {
             .get_or_init(|| self.lu.inverse())
             .as_ref()
             .map_err(|&e| e)
+    }
+
+    /// The marginals `w ⊙ G(X)` from the inverse, formed once per factors.
+    fn marginals(&self) -> Result<Matrix<F::Scalar>, Numerical> {
+        self.mu().cloned()
     }
 
     fn solve(&self, rhs: &mut Matrix<F::Scalar>) -> Result<(), Numerical> {
@@ -147,11 +177,17 @@ impl<F: Factorization> Factors for Dense<F> {
         let x = self.inverse()?;
         let w = &self.weights;
         let rooting = self.rooting;
-        let seed = centred_seed(seed, w, x, rooting);
+        let centred = centred_with(seed, w, self.mu()?, rooting);
         let xcx = self
             .lu
-            .inverse_sandwich(x, weighted_adjoint(&seed, w, rooting))?;
-        Ok(vjp_glue(Some(&seed), w, x, Some(&xcx), rooting))
+            .inverse_sandwich(x, weighted_adjoint(&centred, w, rooting))?;
+        let v = vjp_glue(Some(&centred), w, x, Some(&xcx), rooting);
+        if self.check_derivatives {
+            if let Ok(mut last) = self.last_centred.lock() {
+                *last = Some((seed.clone(), centred));
+            }
+        }
+        Ok(v)
     }
 
     /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the inverse, with
@@ -164,8 +200,20 @@ impl<F: Factorization> Factors for Dense<F> {
         if !self.check_derivatives {
             return None;
         }
-        let x = self.inverse().ok()?;
-        Some(live_accuracy(seed, &self.weights, x, v, self.rooting))
+        let (x, mu) = (self.inverse().ok()?, self.mu().ok()?);
+        let last = self.last_centred.lock().ok().and_then(|mut l| l.take());
+        let centred = match last {
+            Some((s, centred)) if s == *seed => centred,
+            _ => centred_with(seed, &self.weights, mu, self.rooting),
+        };
+        Some(live_accuracy(
+            &centred,
+            &self.weights,
+            x,
+            mu,
+            v,
+            self.rooting,
+        ))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names

@@ -8,7 +8,6 @@
 use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
-use crate::laplacian::arc_entries;
 use crate::matrix::Matrix;
 use crate::scalar::Scalar;
 
@@ -145,55 +144,97 @@ impl VjpAccuracy {
         v: &Matrix<S>,
         rooting: Rooting,
     ) -> Self {
-        Self::over(seed, weights, x, v, rooting, None)
+        let mu = marginals_from_inverse(weights, x, rooting);
+        let centred = centred_with(seed, weights, &mu, rooting);
+        Self::over(&centred, weights, x, &mu, v, rooting, None)
     }
 
-    /// [`VjpAccuracy::of`] over the arcs that `live` marks (all allowed
-    /// arcs when `None`), `live` in the row-major `(n+1) × (n+1)` layout.
+    /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) given and
+    /// the seed already centred ([`centred_with`]), over the arcs that `live` marks (all allowed arcs when `None`),
+    /// `live` in the row-major `(n+1) × (n+1)` layout. Row by row over the
+    /// slices, the sizes summed in the order of
+    /// [`arc_entries`](crate::laplacian::arc_entries).
+    #[allow(clippy::too_many_arguments)]
     fn over<S: Scalar>(
-        seed: &Matrix<S>,
+        centred: &Matrix<S>,
         weights: &Matrix<S>,
         x: &Matrix<S>,
+        mu: &Matrix<S>,
         v: &Matrix<S>,
         rooting: Rooting,
         live: Option<&[bool]>,
     ) -> Self {
         let n1 = weights.rows();
-        let mu = marginals_from_inverse(weights, x, rooting);
-        let seed = centred_with(seed, weights, &mu, rooting);
-        let allowed = |h: usize, m: usize| {
-            h != m && !weights[(h, m)].is_zero() && live.is_none_or(|l| l[h * n1 + m])
-        };
+        let n = n1 - 1;
+        let single = rooting == Rooting::Single;
+        let (ws, ss, xs, vs) = (
+            weights.as_slice(),
+            centred.as_slice(),
+            x.as_slice(),
+            v.as_slice(),
+        );
+        // The weights' layout keeps column `0` and the diagonal zero.
+        let allowed = |k: usize| !ws[k].is_zero() && live.is_none_or(|l| l[k]);
         // An arc that is in every tree (the only allowed arc into its word,
         // or single-root the only allowed root arc) has covariance exactly
         // zero, which `balance` restores: it adds no error.
-        let heads: Vec<usize> = (0..n1)
-            .map(|m| (0..n1).filter(|&h| m > 0 && allowed(h, m)).count())
-            .collect();
-        let roots = (1..n1).filter(|&m| allowed(0, m)).count();
-        let certain = |h: usize, m: usize| {
-            heads[m] == 1 || (rooting == Rooting::Single && h == 0 && roots == 1)
-        };
-        let (mut scale, mut norm) = (0.0f64, 0.0f64);
-        let mut size = vec![0.0f64; n1 * n1];
+        let mut heads = vec![0usize; n1];
         for h in 0..n1 {
-            for m in (1..n1).filter(|&m| allowed(h, m) && !certain(h, m)) {
-                scale = scale.max(seed[(h, m)].to_f64().abs());
-                let read: f64 = arc_entries(rooting, h, m)
-                    .into_iter()
-                    .flatten()
-                    .map(|(i, j, _)| x[(j, i)].to_f64().abs())
-                    .sum();
-                size[h * n1 + m] = weights[(h, m)].to_f64().abs() * read;
-                let value = v[(h, m)].to_f64();
+            for (m, count) in heads.iter_mut().enumerate() {
+                *count += usize::from(allowed(h * n1 + m));
+            }
+        }
+        let roots = (1..n1).filter(|&m| allowed(m)).count();
+        let (mut scale, mut norm) = (0.0f64, 0.0f64);
+        // Multi-root, the column identities rework the sizes before they
+        // are summed; single-root they are summed as they come, in the same
+        // row-major order (the skipped zeros add nothing).
+        let mut size = vec![0.0f64; if single { 0 } else { n1 * n1 }];
+        let mut sizes = 0.0f64;
+        for h in 0..n1 {
+            let skip_row = single && h == 0 && roots == 1;
+            for (m, &count) in heads.iter().enumerate().skip(1) {
+                let k = h * n1 + m;
+                if skip_row || count == 1 || !allowed(k) {
+                    continue;
+                }
+                scale = scale.max(ss[k].to_f64().abs());
+                // The entries `arc_entries(rooting, h, m)` reads, `X[j][i]`
+                // for each `(i, j)`: `(j, j)` (single-root, `(0, j)` for a
+                // root arc, none for a word arc into word `1`), then
+                // `(h − 1, j)` for a word arc (none single-root from word 1).
+                let j = m - 1;
+                let row = &xs[j * n..(j + 1) * n];
+                let read = if h == 0 {
+                    row[if single { 0 } else { j }].to_f64().abs()
+                } else {
+                    let diagonal = if single && j == 0 {
+                        0.0
+                    } else {
+                        row[j].to_f64().abs()
+                    };
+                    let other = if single && h == 1 {
+                        0.0
+                    } else {
+                        row[h - 1].to_f64().abs()
+                    };
+                    diagonal + other
+                };
+                let arc_size = ws[k].to_f64().abs() * read;
+                if single {
+                    sizes += arc_size * arc_size;
+                } else {
+                    size[k] = arc_size;
+                }
+                let value = vs[k].to_f64();
                 norm += value * value;
             }
         }
-        if rooting == Rooting::Multi {
-            balanced_sizes(&mut size, &mu);
+        if !single {
+            balanced_sizes(&mut size, mu);
+            sizes = size.iter().map(|s| s * s).sum();
         }
-        let sizes: f64 = size.iter().map(|s| s * s).sum();
-        let factor = VJP_ERROR_FACTOR[usize::from(rooting == Rooting::Single)];
+        let factor = VJP_ERROR_FACTOR[usize::from(single)];
         VjpAccuracy {
             error: factor * f64::EPSILON * scale * sizes.sqrt(),
             norm: norm.sqrt(),
@@ -220,19 +261,22 @@ impl VjpAccuracy {
 /// covariances are exactly zero; the dense product leaves `ε`-sized values
 /// there), so that the words they leave with one head count as certain.
 /// `O(n²)`, and `O(n³)` at most on that path only.
+/// `centred` is the seed as [`centred_with`] leaves it, `mu` the marginals
+/// read from `x` (`marginals_from_inverse`).
 pub(crate) fn live_accuracy<S: Scalar>(
-    seed: &Matrix<S>,
+    centred: &Matrix<S>,
     weights: &Matrix<S>,
     x: &Matrix<S>,
+    mu: &Matrix<S>,
     v: &Matrix<S>,
     rooting: Rooting,
 ) -> VjpAccuracy {
-    let accuracy = VjpAccuracy::of(seed, weights, x, v, rooting);
+    let accuracy = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None);
     if accuracy.bits() >= DERIVATIVE_BITS {
         return accuracy;
     }
     let live = live_arcs(weights, rooting);
-    VjpAccuracy::over(seed, weights, x, v, rooting, Some(&live))
+    VjpAccuracy::over(centred, weights, x, mu, v, rooting, Some(&live))
 }
 
 /// The refusal of a gradient whose estimated accuracy is below
@@ -256,28 +300,14 @@ pub(crate) fn refusal<S: Scalar>(
 /// The seed with a constant `c_m` taken from every allowed arc into each
 /// word `m`, as the dense product uses it: `ḡ'_hm = ḡ_hm − c_m`, with
 /// `c_m = Σ_h μ_hm ḡ_hm` (the marginal-weighted mean of the column, `μ`
-/// read from `x`) where that lowers the column's largest `|ḡ|` (else
+/// the marginals `mu`) where that lowers the column's largest `|ḡ|` (else
 /// `c_m = 0`), and the column exactly zero when every allowed arc into `m`
-/// has the same seed. Arcs of weight zero get `0`. `O(n²)`.
+/// has the same seed. Arcs of weight zero get `0`. `O(n²)`: three sweeps
+/// row by row, each column's sums taken in the order of `h`.
 ///
 /// Why the product does not change, and what it gains:
 /// [`Dense`](super::Dense)'s `marginals_vjp`.
-pub(crate) fn centred_seed<S: Scalar>(
-    seed: &Matrix<S>,
-    weights: &Matrix<S>,
-    x: &Matrix<S>,
-    rooting: Rooting,
-) -> Matrix<S> {
-    centred_with(
-        seed,
-        weights,
-        &marginals_from_inverse(weights, x, rooting),
-        rooting,
-    )
-}
-
-/// [`centred_seed`] with the marginals `mu` given.
-fn centred_with<S: Scalar>(
+pub(crate) fn centred_with<S: Scalar>(
     seed: &Matrix<S>,
     weights: &Matrix<S>,
     mu: &Matrix<S>,
@@ -288,29 +318,73 @@ fn centred_with<S: Scalar>(
     if rooting == Rooting::Single && single_root_constant(seed, weights) {
         return centred;
     }
-    for m in 1..n1 {
-        let allowed = || (0..n1).filter(move |&h| h != m && !weights[(h, m)].is_zero());
-        let Some(first) = allowed().next() else {
-            continue;
-        };
-        if allowed().all(|h| seed[(h, m)] == seed[(first, m)]) {
-            continue; // every tree adds the same seed here: exactly zero
+    // Every row zipped with the per-column state: the weights' layout
+    // keeps column `0` and the diagonal zero, so `w ≠ 0` marks the arcs.
+    fn rows<S>(m: &Matrix<S>, n1: usize) -> std::slice::ChunksExact<'_, S> {
+        m.as_slice().chunks_exact(n1)
+    }
+    // Per column: whether an allowed arc was seen, its first seed, whether
+    // every allowed seed equals it, `c = Σ_h μ_hm ḡ_hm`, the largest `|ḡ|`.
+    let mut seen = vec![false; n1];
+    let mut first = vec![S::zero(); n1];
+    let mut equal = vec![true; n1];
+    let mut c = vec![S::zero(); n1];
+    let mut plain = vec![0.0f64; n1];
+    for ((sr, wr), ur) in rows(seed, n1).zip(rows(weights, n1)).zip(rows(mu, n1)) {
+        let state = seen
+            .iter_mut()
+            .zip(first.iter_mut())
+            .zip(equal.iter_mut())
+            .zip(c.iter_mut())
+            .zip(plain.iter_mut());
+        for ((((((seen, first), equal), c), plain), s), (w, u)) in
+            state.zip(sr).zip(wr.iter().zip(ur))
+        {
+            if w.is_zero() {
+                continue;
+            }
+            if !*seen {
+                *seen = true;
+                *first = s.clone();
+                // NaN equals nothing, not even itself.
+                *equal = !s.to_f64().is_nan();
+            } else if *equal {
+                *equal = s == first;
+            }
+            *c = c.clone() + u.clone() * s.clone();
+            *plain = plain.max((s.clone() - S::zero()).to_f64().abs());
         }
-        let c = allowed().fold(S::zero(), |c, h| {
-            c + mu[(h, m)].clone() * seed[(h, m)].clone()
-        });
-        let largest = |c: &S| {
-            allowed()
-                .map(|h| (seed[(h, m)].clone() - c.clone()).to_f64().abs())
-                .fold(0.0, f64::max)
-        };
-        let c = if c.to_f64().is_finite() && largest(&c) < largest(&S::zero()) {
-            c
-        } else {
-            S::zero()
-        };
-        for h in allowed() {
-            centred[(h, m)] = seed[(h, m)].clone() - c.clone();
+    }
+    // A column with no allowed arc or one seed (every tree adds the same
+    // seed there: exactly zero) stays zero; `c` only where it is finite.
+    let live: Vec<bool> = seen.iter().zip(&equal).map(|(&s, &e)| s && !e).collect();
+    let finite: Vec<bool> = c.iter().map(|c| c.to_f64().is_finite()).collect();
+    let mut centre = vec![0.0f64; n1];
+    for (sr, wr) in rows(seed, n1).zip(rows(weights, n1)) {
+        let state = centre.iter_mut().zip(&c).zip(live.iter().zip(&finite));
+        for (((centre, c), (&live, &finite)), (s, w)) in state.zip(sr.iter().zip(wr)) {
+            if live && finite && !w.is_zero() {
+                *centre = centre.max((s.clone() - c.clone()).to_f64().abs());
+            }
+        }
+    }
+    for ((c, &finite), (&centre, &plain)) in
+        c.iter_mut().zip(&finite).zip(centre.iter().zip(&plain))
+    {
+        if !(finite && centre < plain) {
+            *c = S::zero();
+        }
+    }
+    for ((out, sr), wr) in centred
+        .as_mut_slice()
+        .chunks_exact_mut(n1)
+        .zip(rows(seed, n1))
+        .zip(rows(weights, n1))
+    {
+        for ((((out, s), w), c), &live) in out.iter_mut().zip(sr).zip(wr).zip(&c).zip(&live) {
+            if live && !w.is_zero() {
+                *out = s.clone() - c.clone();
+            }
         }
     }
     centred
