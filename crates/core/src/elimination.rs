@@ -1380,12 +1380,19 @@ fn run_pass<P: NonNegative>(
 pub struct Dual {
     value: f64,
     tangent: f64,
+    /// The tangent's size: the same sums with every term in absolute value
+    /// (see [`Tangent::tangent_size`]).
+    size: f64,
 }
 
 impl Dual {
     /// The value `value ≥ 0` with tangent `tangent`.
     pub fn new(value: f64, tangent: f64) -> Self {
-        Dual { value, tangent }
+        Dual {
+            value,
+            tangent,
+            size: tangent.abs(),
+        }
     }
 
     /// The value.
@@ -1421,32 +1428,46 @@ impl NonNegative for Dual {
     }
     #[inline]
     fn plus(&self, other: &Self) -> Self {
-        Dual::new(self.value + other.value, self.tangent + other.tangent)
+        Dual {
+            value: self.value + other.value,
+            tangent: self.tangent + other.tangent,
+            size: self.size + other.size,
+        }
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
-        Dual::new(
-            self.value * other.value,
-            self.tangent * other.value + self.value * other.tangent,
-        )
+        Dual {
+            value: self.value * other.value,
+            tangent: self.tangent * other.value + self.value * other.tangent,
+            size: self.size * other.value + self.value * other.size,
+        }
     }
     #[inline]
     fn over(&self, other: &Self) -> Self {
         let q = self.value / other.value;
-        Dual::new(q, (self.tangent - q * other.tangent) / other.value)
+        Dual {
+            value: q,
+            tangent: (self.tangent - q * other.tangent) / other.value,
+            size: (self.size + q * other.size) / other.value,
+        }
     }
     fn fraction(&self, rest: &Self) -> Self {
         let d = self.value + rest.value;
         let (l, complement) = (self.value / d, rest.value / d);
-        Dual::new(l, (self.tangent * complement - l * rest.tangent) / d)
+        Dual {
+            value: l,
+            tangent: (self.tangent * complement - l * rest.tangent) / d,
+            size: (self.size * complement + l * rest.size) / d,
+        }
     }
     #[inline]
     fn add_product(&mut self, a: &Self, b: &Self) {
         self.value += a.value * b.value;
         self.tangent += a.tangent * b.value + a.value * b.tangent;
+        self.size += a.size * b.value + a.value * b.size;
     }
     fn is_extreme(&self) -> bool {
-        self.value.is_extreme() || !self.tangent.is_finite()
+        self.value.is_extreme() || !self.size.is_finite()
     }
     #[inline]
     fn magnitude(&self) -> f64 {
@@ -1478,12 +1499,18 @@ fn ln_sum_and_share(hi: f64, lo: f64) -> (f64, f64) {
 pub struct LnDual {
     ln: f64,
     rel: f64,
+    /// The relative size of the tangent ([`Tangent::tangent_size`] over the value).
+    size: f64,
 }
 
 impl LnDual {
     /// The value `e^ln` with relative tangent `rel`.
     pub fn new(ln: f64, rel: f64) -> Self {
-        LnDual { ln, rel }
+        LnDual {
+            ln,
+            rel,
+            size: rel.abs(),
+        }
     }
 
     /// `ln a`.
@@ -1530,15 +1557,27 @@ impl NonNegative for LnDual {
         // a + b = a (1 + b/a); the tangent is the average of the two
         // relative tangents weighted by a/(a+b) and b/(a+b).
         let (ln, share) = ln_sum_and_share(hi.ln, lo.ln);
-        LnDual::new(ln, hi.rel + share * (lo.rel - hi.rel))
+        LnDual {
+            ln,
+            rel: hi.rel + share * (lo.rel - hi.rel),
+            size: hi.size * (1.0 - share) + share * lo.size,
+        }
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
-        LnDual::new(self.ln + other.ln, self.rel + other.rel)
+        LnDual {
+            ln: self.ln + other.ln,
+            rel: self.rel + other.rel,
+            size: self.size + other.size,
+        }
     }
     #[inline]
     fn over(&self, other: &Self) -> Self {
-        LnDual::new(self.ln - other.ln, self.rel - other.rel)
+        LnDual {
+            ln: self.ln - other.ln,
+            rel: self.rel - other.rel,
+            size: self.size + other.size,
+        }
     }
     #[inline]
     fn magnitude(&self) -> f64 {
@@ -1548,7 +1587,11 @@ impl NonNegative for LnDual {
     fn add_product(&mut self, a: &Self, b: &Self) {
         let p = a.ln + b.ln;
         if p != f64::NEG_INFINITY {
-            *self = self.plus(&LnDual::new(p, a.rel + b.rel));
+            *self = self.plus(&LnDual {
+                ln: p,
+                rel: a.rel + b.rel,
+                size: a.size + b.size,
+            });
         }
     }
     fn fraction(&self, rest: &Self) -> Self {
@@ -1557,7 +1600,11 @@ impl NonNegative for LnDual {
             return LnDual::new(0.0, 0.0);
         }
         let complement = (rest.ln - d.ln).exp();
-        LnDual::new(self.ln - d.ln, complement * (self.rel - rest.rel))
+        LnDual {
+            ln: self.ln - d.ln,
+            rel: complement * (self.rel - rest.rel),
+            size: complement * (self.size + rest.size),
+        }
     }
 }
 
@@ -1568,6 +1615,14 @@ pub trait Tangent: NonNegative {
     fn seeded(w: f64, score_tangent: f64) -> Self;
     /// The tangent `ȧ` as an `f64`.
     fn tangent_f64(&self) -> f64;
+    /// The tangent's *size*: the sums and products that formed its rounded
+    /// parts, each term in absolute value (the same rules with every local
+    /// partial and every seed replaced by its absolute value). The rounding
+    /// error of the tangent is at most about `n ε` times it (a running error
+    /// bound: each rounded operation is exact on relatively perturbed
+    /// operands), and the tangent itself can be far smaller where its terms
+    /// cancel.
+    fn tangent_size(&self) -> f64;
 }
 
 impl Tangent for Dual {
@@ -1576,6 +1631,9 @@ impl Tangent for Dual {
     }
     fn tangent_f64(&self) -> f64 {
         self.tangent
+    }
+    fn tangent_size(&self) -> f64 {
+        self.size
     }
 }
 
@@ -1588,6 +1646,13 @@ impl Tangent for LnDual {
             0.0
         } else {
             self.ln.exp() * self.rel
+        }
+    }
+    fn tangent_size(&self) -> f64 {
+        if self.is_nil() {
+            0.0
+        } else {
+            self.ln.exp() * self.size
         }
     }
 }
@@ -1640,6 +1705,52 @@ pub fn marginals_jvp<D: Tangent>(
     });
     let (mu, tiny) = checked_marginals(&seeded, rooting)?;
     Ok((mu.map(Tangent::tangent_f64), tiny))
+}
+
+/// [`marginals_jvp`] with the size of every entry ([`Tangent::tangent_size`]):
+/// `(J θ̇, sizes, tiny)`. The rounding error of entry `e` is at most about
+/// `n ε · size_e`, whatever the cancellation inside the elimination (the
+/// caller compares that with the product it returns). Same cost as
+/// [`marginals_jvp`] plus one multiply-add per tangent operation.
+///
+/// # Errors
+/// As [`marginals`].
+///
+/// ```
+/// use spantree_core::elimination::{marginals_jvp_sized, Dual};
+/// use spantree_core::{Matrix, Rooting};
+/// let w = Matrix::from_row_major(3, 3, vec![0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 0.0, 4.0, 0.0]);
+/// let mut dir = Matrix::zeros(3, 3);
+/// dir[(2, 1)] = 1.0;
+/// let (jvp, size, _) = marginals_jvp_sized::<Dual>(&w, &dir, Rooting::Multi)?;
+/// // No cancellation to speak of: the size is of the order of the tangent.
+/// assert!(size[(2, 1)] >= jvp[(2, 1)].abs() && size[(2, 1)] < 10.0 * jvp[(2, 1)].abs());
+/// # Ok::<(), spantree_core::Numerical>(())
+/// ```
+pub fn marginals_jvp_sized<D: Tangent>(
+    weights: &Matrix<f64>,
+    direction: &Matrix<f64>,
+    rooting: Rooting,
+) -> Result<(Matrix<f64>, Matrix<f64>, bool), Numerical> {
+    let scale = root_scale(weights, rooting);
+    let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
+        let w = if h == 0 {
+            scale.apply(weights[(h, m)])
+        } else {
+            weights[(h, m)]
+        };
+        if w == 0.0 {
+            D::nil()
+        } else {
+            D::seeded(w, direction[(h, m)])
+        }
+    });
+    let (mu, tiny) = checked_marginals(&seeded, rooting)?;
+    Ok((
+        mu.map(Tangent::tangent_f64),
+        mu.map(Tangent::tangent_size),
+        tiny,
+    ))
 }
 
 /// Single-root: the power of two `2^k` that brings the largest root weight
@@ -2154,6 +2265,8 @@ pub struct Anchored {
     value: f64,
     anchor: Twofold,
     rest: f64,
+    /// The size of the remainder ([`Tangent::tangent_size`]).
+    size: f64,
 }
 
 impl Anchored {
@@ -2174,6 +2287,7 @@ impl NonNegative for Anchored {
             value: 0.0,
             anchor: Twofold::ZERO,
             rest: 0.0,
+            size: 0.0,
         }
     }
     fn unit() -> Self {
@@ -2184,6 +2298,7 @@ impl NonNegative for Anchored {
             value: x,
             anchor: Twofold::ZERO,
             rest: 0.0,
+            size: 0.0,
         }
     }
     fn to_weight(&self) -> f64 {
@@ -2212,6 +2327,7 @@ impl NonNegative for Anchored {
             value: big.value + small.value,
             anchor: big.anchor,
             rest: big.rest + small.rest + excess,
+            size: big.size + small.size + excess.abs(),
         }
     }
     #[inline]
@@ -2220,6 +2336,7 @@ impl NonNegative for Anchored {
             value: self.value * other.value,
             anchor: self.anchor.plus(other.anchor),
             rest: self.rest * other.value + self.value * other.rest,
+            size: self.size * other.value + self.value * other.size,
         }
     }
     #[inline]
@@ -2232,6 +2349,7 @@ impl NonNegative for Anchored {
             value: q,
             anchor: self.anchor.minus(other.anchor),
             rest: (self.rest - q * other.rest) / other.value,
+            size: (self.size + q * other.size) / other.value,
         }
     }
     fn fraction(&self, rest: &Self) -> Self {
@@ -2245,17 +2363,22 @@ impl NonNegative for Anchored {
         let (l, complement) = (self.value / d, rest.value / d);
         let delta = self.anchor.minus(rest.anchor);
         let s = (self.rest * complement - l * rest.rest) / d;
+        let size = (self.size * complement + l * rest.size) / d;
         if self.value >= rest.value {
+            let excess = delta.value() * l * complement;
             Anchored {
                 value: l,
                 anchor: Twofold::ZERO,
-                rest: s + delta.value() * l * complement,
+                rest: s + excess,
+                size: size + excess.abs(),
             }
         } else {
+            let excess = delta.value() * l * l;
             Anchored {
                 value: l,
                 anchor: delta,
-                rest: s - delta.value() * l * l,
+                rest: s - excess,
+                size: size + excess.abs(),
             }
         }
     }
@@ -2266,7 +2389,7 @@ impl NonNegative for Anchored {
         }
     }
     fn is_extreme(&self) -> bool {
-        self.value.is_extreme() || !self.rest.is_finite() || !self.anchor.hi.is_finite()
+        self.value.is_extreme() || !self.size.is_finite() || !self.anchor.hi.is_finite()
     }
     #[inline]
     fn magnitude(&self) -> f64 {
@@ -2280,6 +2403,7 @@ impl Tangent for Anchored {
             value: w,
             anchor: Twofold::of(score_tangent),
             rest: 0.0,
+            size: 0.0,
         }
     }
     fn tangent_f64(&self) -> f64 {
@@ -2287,6 +2411,11 @@ impl Tangent for Anchored {
             return self.rest;
         }
         self.anchor.hi * self.value + (self.anchor.lo * self.value + self.rest)
+    }
+    /// The remainder's size plus the anchored part `|o| a`, whose value
+    /// `a` carries the relative error of the marginal.
+    fn tangent_size(&self) -> f64 {
+        self.size + (self.anchor.hi * self.value).abs()
     }
 }
 
@@ -2306,6 +2435,8 @@ pub struct LnAnchored {
     ln: f64,
     anchor: Twofold,
     rel: f64,
+    /// The relative size of the remainder ([`Tangent::tangent_size`] over the value).
+    size: f64,
 }
 
 impl LnAnchored {
@@ -2326,6 +2457,7 @@ impl NonNegative for LnAnchored {
             ln: f64::NEG_INFINITY,
             anchor: Twofold::ZERO,
             rel: 0.0,
+            size: 0.0,
         }
     }
     fn unit() -> Self {
@@ -2336,6 +2468,7 @@ impl NonNegative for LnAnchored {
             ln: x.ln(),
             anchor: Twofold::ZERO,
             rel: 0.0,
+            size: 0.0,
         }
     }
     fn to_weight(&self) -> f64 {
@@ -2364,6 +2497,7 @@ impl NonNegative for LnAnchored {
             ln,
             anchor: hi.anchor,
             rel: hi.rel + share * (lo.rel - hi.rel + excess),
+            size: hi.size * (1.0 - share) + share * (lo.size + excess.abs()),
         }
     }
     #[inline]
@@ -2375,6 +2509,7 @@ impl NonNegative for LnAnchored {
             ln: self.ln + other.ln,
             anchor: self.anchor.plus(other.anchor),
             rel: self.rel + other.rel,
+            size: self.size + other.size,
         }
     }
     #[inline]
@@ -2386,6 +2521,7 @@ impl NonNegative for LnAnchored {
             ln: self.ln - other.ln,
             anchor: self.anchor.minus(other.anchor),
             rel: self.rel - other.rel,
+            size: self.size + other.size,
         }
     }
     #[inline]
@@ -2410,17 +2546,22 @@ impl NonNegative for LnAnchored {
         let l = (self.ln - d.ln).exp();
         let delta = self.anchor.minus(rest.anchor);
         let base = complement * (self.rel - rest.rel);
+        let size = complement * (self.size + rest.size);
         if self.ln >= rest.ln {
+            let excess = complement * delta.value();
             LnAnchored {
                 ln: self.ln - d.ln,
                 anchor: Twofold::ZERO,
-                rel: base + complement * delta.value(),
+                rel: base + excess,
+                size: size + excess.abs(),
             }
         } else {
+            let excess = l * delta.value();
             LnAnchored {
                 ln: self.ln - d.ln,
                 anchor: delta,
-                rel: base - l * delta.value(),
+                rel: base - excess,
+                size: size + excess.abs(),
             }
         }
     }
@@ -2432,6 +2573,7 @@ impl Tangent for LnAnchored {
             ln: w.ln(),
             anchor: Twofold::of(score_tangent),
             rel: 0.0,
+            size: 0.0,
         }
     }
     fn tangent_f64(&self) -> f64 {
@@ -2440,6 +2582,13 @@ impl Tangent for LnAnchored {
         }
         let w = self.ln.exp();
         self.anchor.hi * w + (self.anchor.lo + self.rel) * w
+    }
+    /// As [`Anchored`]'s: the remainder's size plus `|o| a`.
+    fn tangent_size(&self) -> f64 {
+        if self.is_nil() {
+            return 0.0;
+        }
+        (self.size + self.anchor.hi.abs()) * self.ln.exp()
     }
 }
 

@@ -2,12 +2,13 @@
 
 use std::sync::OnceLock;
 
+use super::DERIVATIVE_BITS;
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
     self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
     NonNegative, PowerOfTwo, RootTangent, Tangent,
 };
-use crate::error::Numerical;
+use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
@@ -197,23 +198,26 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok(nu)
     }
 
-    /// `J θ̇` by the elimination on dual numbers, or on anchored ones when
-    /// `anchored` (nearly certain arcs), in log space when the `f64` run
-    /// left `f64`'s safe range.
-    fn jvp(&self, direction: &Matrix<f64>, anchored: bool) -> Result<Matrix<f64>, Numerical> {
+    /// `J θ̇` and the size of each entry ([`Tangent::tangent_size`]) by the
+    /// elimination on dual numbers, or on anchored ones when `anchored`
+    /// (nearly certain arcs), in log space when the `f64` run left `f64`'s
+    /// safe range.
+    fn jvp(&self, direction: &Matrix<f64>, anchored: bool) -> Result<Sized, Numerical> {
         let (w, d, r) = (&self.weights, direction, self.rooting);
         if anchored {
-            let (v, tiny) = elimination::marginals_jvp::<P::Anchored>(w, d, r)?;
+            let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Anchored>(w, d, r)?;
             if !tiny {
-                return Ok(v);
+                return Ok((v, size));
             }
-            return Ok(elimination::marginals_jvp::<LnAnchored>(w, d, r)?.0);
+            let (v, size, _) = elimination::marginals_jvp_sized::<LnAnchored>(w, d, r)?;
+            return Ok((v, size));
         }
-        let (v, tiny) = elimination::marginals_jvp::<P::Dual>(w, d, r)?;
+        let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Dual>(w, d, r)?;
         if !tiny {
-            return Ok(v);
+            return Ok((v, size));
         }
-        Ok(elimination::marginals_jvp::<LnDual>(w, d, r)?.0)
+        let (v, size, _) = elimination::marginals_jvp_sized::<LnDual>(w, d, r)?;
+        Ok((v, size))
     }
 
     /// `J 1_root = Cov[1_e, #root arcs]` (multi-root) by the elimination on
@@ -226,6 +230,63 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             return Ok(v);
         }
         Ok(elimination::root_scaling_jvp::<LnGraded>(&self.weights)?.0)
+    }
+
+    /// [`Factors::marginals_vjp`] without its refusal: the product `J ḡ`
+    /// (before the model's column identities) and its estimated correct
+    /// bits norm-wise after them (the running error estimate of
+    /// [`Eliminated`], `O(n²)` on top of the product). For calibration and
+    /// diagnostics.
+    ///
+    /// # Errors
+    /// As [`elimination::marginals`].
+    pub fn estimated_vjp(&self, seed: &Matrix<f64>) -> Result<(Matrix<f64>, f64), Numerical> {
+        let (v, accuracy) = self.sized_vjp(seed)?;
+        Ok((v, accuracy.bits))
+    }
+
+    /// [`Eliminated::estimated_vjp`] with the arc of largest estimated error.
+    fn sized_vjp(&self, seed: &Matrix<f64>) -> Result<(Matrix<f64>, Accuracy), Numerical> {
+        let mu = self.marginals()?;
+        let n1 = self.weights.rows();
+        let roots = || (1..n1).filter(|&m| self.weights[(0, m)] != 0.0);
+        // Multi-root: a common offset c of the root seeds (root scores far
+        // below the arcs' in an entropy seed) is split off, J ḡ =
+        // J (ḡ − c 1_root) + c J 1_root, so that the large c never mixes
+        // with the small arc seeds; J 1_root = Cov[1_e, #root arcs] comes
+        // from its own run on graded numbers, accurate relative to its own
+        // size (the integer parts of its tangents cancel exactly).
+        let mass: f64 = roots().map(|m| mu[(0, m)]).sum();
+        let offset = if self.rooting == Rooting::Multi && mass > 0.0 {
+            roots().map(|m| mu[(0, m)] * seed[(0, m)]).sum::<f64>() / mass
+        } else {
+            0.0
+        };
+        let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
+        let mut seed = seed.clone();
+        let split = offset.abs() > rest;
+        if split {
+            roots().for_each(|m| seed[(0, m)] -= offset);
+        }
+        let anchored = nearly_certain(&mu, self.rooting);
+        let (mut v, mut size) =
+            self.jvp(&centred(&seed, &self.weights, &mu, self.rooting), anchored)?;
+        if split {
+            // J 1_root keeps a few n ε relative to its own entries
+            // (`elimination::root_scaling_jvp`): its size is itself.
+            let per_root = self.root_jvp()?;
+            for ((x, s), y) in v
+                .as_mut_slice()
+                .iter_mut()
+                .zip(size.as_mut_slice())
+                .zip(per_root.as_slice())
+            {
+                *x += offset * y;
+                *s += (offset * y).abs();
+            }
+        }
+        let accuracy = Accuracy::of(&v, &size, &mu, self.rooting);
+        Ok((v, accuracy))
     }
 
     /// `det L` as `(mantissa, exponent)` from `f64` pivots, formed once:
@@ -307,6 +368,103 @@ pub(crate) fn eliminated_columns(
     match elimination::checked_column_marginals(weights, rooting, columns) {
         Ok((mu, false)) => Some(mu),
         _ => None,
+    }
+}
+
+/// A product and the sizes of its entries ([`Tangent::tangent_size`]).
+type Sized = (Matrix<f64>, Matrix<f64>);
+
+/// The factor `c` of the running error estimate of an elimination product
+/// ([`certify`]): the error of entry `e` is estimated as `c ε size_e`.
+/// Calibrated against `HighPrecision<512>` by the `vjp_calibration`
+/// example of `spantree-faer` (see [`Eliminated`]).
+const ELIMINATION_ERROR_FACTOR: f64 = 4.0;
+
+/// The estimated accuracy of an elimination product.
+struct Accuracy {
+    /// Correct bits norm-wise, `0..=53`.
+    bits: f64,
+    /// The arc `(head, dependent)` of largest estimated error.
+    arc: (usize, usize),
+}
+
+impl Accuracy {
+    /// The estimated correct bits, norm-wise, of the elimination's product `v`
+    /// (unbalanced, as [`Eliminated::marginals_vjp`] returns it) once the model
+    /// has imposed the column identities (`gradient::balance`): every entry
+    /// errs by about `c ε size_e` ([`ELIMINATION_ERROR_FACTOR`], a running error
+    /// bound: see [`Tangent::tangent_size`]), the entry that `balance`
+    /// replaces by minus the sum of its column (the marginal above `1/2`; single-root
+    /// also the root arc above `1/2`) by the sum of the others' errors; and
+    /// the arc of largest estimated error. `O(n²)`.
+    fn of(v: &Matrix<f64>, size: &Matrix<f64>, mu: &Matrix<f64>, rooting: Rooting) -> Self {
+        let n1 = v.rows();
+        let mut balanced = [v.clone()];
+        crate::gradient::balance(&mut balanced, std::slice::from_ref(mu), rooting);
+        let [balanced] = balanced;
+        let mut error = size.map(|&s| ELIMINATION_ERROR_FACTOR * f64::EPSILON * s);
+        let column_sum = |e: &Matrix<f64>, skip: (usize, usize)| -> f64 {
+            (0..n1)
+                .filter(|&h| h != skip.1 && (h, skip.1) != skip)
+                .map(|h| e[(h, skip.1)])
+                .sum()
+        };
+        let mut fixed = Vec::new();
+        for m in 1..n1 {
+            if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5) {
+                fixed.push((t, m));
+            }
+        }
+        for &(t, m) in &fixed {
+            error[(t, m)] = column_sum(&error, (t, m));
+        }
+        if rooting == Rooting::Single {
+            if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
+                if !fixed.contains(&(0, m)) {
+                    error[(0, m)] = (1..n1).filter(|&j| j != m).map(|j| error[(0, j)]).sum();
+                }
+            }
+        }
+        let norm = balanced
+            .as_slice()
+            .iter()
+            .map(|x| x * x)
+            .sum::<f64>()
+            .sqrt();
+        let total = error.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+        let mut worst = (0, 1);
+        for h in 0..n1 {
+            for m in 1..n1 {
+                if error[(h, m)] > error[worst] {
+                    worst = (h, m);
+                }
+            }
+        }
+        let bits = if total == 0.0 {
+            53.0
+        } else {
+            let b = -(total / norm).log2();
+            if b.is_nan() {
+                0.0
+            } else {
+                b.clamp(0.0, 53.0)
+            }
+        };
+        Accuracy { bits, arc: worst }
+    }
+
+    /// `Ok` when the product keeps [`DERIVATIVE_BITS`] norm-wise by the
+    /// estimate; otherwise the typed refusal naming the arc of largest
+    /// estimated error.
+    fn certify(&self) -> Result<(), Numerical> {
+        if self.bits >= DERIVATIVE_BITS {
+            return Ok(());
+        }
+        let (head, dependent) = self.arc;
+        Err(Numerical::Inaccurate {
+            cause: Inaccuracy::EliminationCancellation { head, dependent },
+            bits: self.bits as u32,
+        })
     }
 }
 
@@ -474,35 +632,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// `f64`'s safe range. About `4.5 n³` multiply-adds on top of the
     /// (cached) marginals; no dense factorisation.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
-        let mu = self.marginals()?;
-        let n1 = self.weights.rows();
-        let roots = || (1..n1).filter(|&m| self.weights[(0, m)] != 0.0);
-        // Multi-root: a common offset c of the root seeds (root scores far
-        // below the arcs' in an entropy seed) is split off, J ḡ =
-        // J (ḡ − c 1_root) + c J 1_root, so that the large c never mixes
-        // with the small arc seeds; J 1_root = Cov[1_e, #root arcs] comes
-        // from its own run on graded numbers, accurate relative to its own
-        // size (the integer parts of its tangents cancel exactly).
-        let mass: f64 = roots().map(|m| mu[(0, m)]).sum();
-        let offset = if self.rooting == Rooting::Multi && mass > 0.0 {
-            roots().map(|m| mu[(0, m)] * seed[(0, m)]).sum::<f64>() / mass
-        } else {
-            0.0
-        };
-        let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
-        let mut seed = seed.clone();
-        let split = offset.abs() > rest;
-        if split {
-            roots().for_each(|m| seed[(0, m)] -= offset);
-        }
-        let anchored = nearly_certain(&mu, self.rooting);
-        let mut v = self.jvp(&centred(&seed, &self.weights, &mu, self.rooting), anchored)?;
-        if split {
-            let per_root = self.root_jvp()?;
-            for (x, y) in v.as_mut_slice().iter_mut().zip(per_root.as_slice()) {
-                *x += offset * y;
-            }
-        }
+        let (v, accuracy) = self.sized_vjp(seed)?;
+        accuracy.certify()?;
         Ok(v)
     }
 
