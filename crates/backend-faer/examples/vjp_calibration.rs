@@ -33,9 +33,9 @@
 
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS};
+use spantree_core::Eliminated;
 use spantree_core::{Engine, Error, Factors, Graph, Matrix, Model, Numerical, Rooting, Scalar};
 use spantree_exact::HighPrecision;
-use spantree_core::Eliminated;
 use spantree_faer::{Accurate, DenseLu, Lu};
 
 /// The model's column identities (`gradient::balance`, crate-private): in
@@ -221,6 +221,8 @@ fn main() {
         sizes
     };
     let verbose = std::env::var_os("CALIBRATION_VERBOSE").is_some();
+    // One line per elimination product: truth and estimate (for the factor).
+    let dump = std::env::var_os("CALIBRATION_DUMP").is_some();
     println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | 99th percentile / max | fewest returned | median returned | dense route |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for rooting in Rooting::ALL {
@@ -375,6 +377,9 @@ fn main() {
                                     t.returned.push(truth_bits);
                                 }
                                 elimination_bits = Some(truth_bits);
+                                if dump {
+                                    println!("dump {} {n} {family} {shift} {g} {what} {truth_bits:.2} {estimate:.2}", rooting.name());
+                                }
                                 if verbose && below != refused {
                                     println!(
                                         "  {} elimination n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, estimate {estimate:.1}",
@@ -409,7 +414,8 @@ fn main() {
                                     // would have returned.
                                     t.products += 1;
                                     t.refused += 1;
-                                    let below = elimination_bits.is_none_or(|b| b < DERIVATIVE_BITS);
+                                    let below =
+                                        elimination_bits.is_none_or(|b| b < DERIVATIVE_BITS);
                                     t.below += usize::from(below);
                                     t.false_refusals += usize::from(!below);
                                 }
@@ -420,10 +426,9 @@ fn main() {
                 }
             }
         }
-        for (t, engine) in
-            tallies
-                .iter_mut()
-                .zip(["f64", "log", "accurate", "elimination alone"])
+        for (t, engine) in tallies
+            .iter_mut()
+            .zip(["f64", "log", "accurate", "elimination alone"])
         {
             t.row(rooting, engine);
         }

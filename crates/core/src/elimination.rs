@@ -1613,6 +1613,16 @@ impl NonNegative for LnDual {
 pub trait Tangent: NonNegative {
     /// The weight `w ≥ 0` moving along the score direction `θ̇`: tangent `w θ̇`.
     fn seeded(w: f64, score_tangent: f64) -> Self;
+    /// [`Tangent::seeded`] along `θ̇ − c`: the types with exact anchors
+    /// ([`Anchored`], [`LnAnchored`]) hold the difference exactly (in
+    /// double-double), so that a seed centred by `c` (an exact invariance of
+    /// `J θ̇` when `c` is common to the arcs into one word) adds no rounding
+    /// of its own; the others round it once (from the double-double
+    /// difference), which their size counts.
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        // Rounded once, to a relative error its size counts.
+        Self::seeded(w, Twofold::difference(score_tangent, offsets).value())
+    }
     /// The tangent `ȧ` as an `f64`.
     fn tangent_f64(&self) -> f64;
     /// The tangent's *size*: the sums and products that formed its rounded
@@ -1707,8 +1717,10 @@ pub fn marginals_jvp<D: Tangent>(
     Ok((mu.map(Tangent::tangent_f64), tiny))
 }
 
-/// [`marginals_jvp`] with the size of every entry ([`Tangent::tangent_size`]):
-/// `(J θ̇, sizes, tiny)`. The rounding error of entry `e` is at most about
+/// [`marginals_jvp`] along `θ̇ − a − b` for the two offset matrices
+/// `offsets = [a, b]` (entry by entry, formed by [`Tangent::seeded_minus`])
+/// with the size of every entry ([`Tangent::tangent_size`]):
+/// `(J (θ̇ − a − b), sizes, tiny)`. The rounding error of entry `e` is at most about
 /// `n ε · size_e`, whatever the cancellation inside the elimination (the
 /// caller compares that with the product it returns). Same cost as
 /// [`marginals_jvp`] plus one multiply-add per tangent operation.
@@ -1722,7 +1734,8 @@ pub fn marginals_jvp<D: Tangent>(
 /// let w = Matrix::from_row_major(3, 3, vec![0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 0.0, 4.0, 0.0]);
 /// let mut dir = Matrix::zeros(3, 3);
 /// dir[(2, 1)] = 1.0;
-/// let (jvp, size, _) = marginals_jvp_sized::<Dual>(&w, &dir, Rooting::Multi)?;
+/// let zero = Matrix::zeros(3, 3);
+/// let (jvp, size, _) = marginals_jvp_sized::<Dual>(&w, &dir, [&zero, &zero], Rooting::Multi)?;
 /// // No cancellation to speak of: the size is of the order of the tangent.
 /// assert!(size[(2, 1)] >= jvp[(2, 1)].abs() && size[(2, 1)] < 10.0 * jvp[(2, 1)].abs());
 /// # Ok::<(), spantree_core::Numerical>(())
@@ -1730,6 +1743,7 @@ pub fn marginals_jvp<D: Tangent>(
 pub fn marginals_jvp_sized<D: Tangent>(
     weights: &Matrix<f64>,
     direction: &Matrix<f64>,
+    [a, b]: [&Matrix<f64>; 2],
     rooting: Rooting,
 ) -> Result<(Matrix<f64>, Matrix<f64>, bool), Numerical> {
     let scale = root_scale(weights, rooting);
@@ -1742,7 +1756,7 @@ pub fn marginals_jvp_sized<D: Tangent>(
         if w == 0.0 {
             D::nil()
         } else {
-            D::seeded(w, direction[(h, m)])
+            D::seeded_minus(w, direction[(h, m)], [a[(h, m)], b[(h, m)]])
         }
     });
     let (mu, tiny) = checked_marginals(&seeded, rooting)?;
@@ -2217,10 +2231,184 @@ impl Twofold {
         })
     }
 
+    /// `x − a − b` to about `2⁻¹⁰⁵` of the largest term (`x − a` exactly).
+    #[inline]
+    fn difference(x: f64, [a, b]: [f64; 2]) -> Self {
+        let (hi, lo) = two_sum(x, -a);
+        Twofold { hi, lo }.minus(Twofold::of(b))
+    }
+
     /// The nearest `f64` (to a few ulps).
     #[inline]
     fn value(self) -> f64 {
         self.hi + self.lo
+    }
+}
+
+impl Twofold {
+    /// `a · b` to about `2⁻¹⁰⁴` relative (an exact product of the high parts
+    /// by a fused multiply-add, the cross terms rounded).
+    #[inline]
+    fn times(self, other: Self) -> Self {
+        let p = self.hi * other.hi;
+        let e = self.hi.mul_add(other.hi, -p) + (self.hi * other.lo + self.lo * other.hi);
+        let (hi, lo) = two_sum(p, e);
+        Twofold { hi, lo }
+    }
+
+    /// `a / b` to about `2⁻¹⁰⁴` relative (two correction steps).
+    #[inline]
+    fn over(self, other: Self) -> Self {
+        let q1 = self.hi / other.hi;
+        let r = self.minus(other.times(Twofold::of(q1)));
+        let q2 = r.hi / other.hi;
+        let r = r.minus(other.times(Twofold::of(q2)));
+        let q3 = r.hi / other.hi;
+        let (hi, lo) = two_sum(q1, q2);
+        Twofold { hi, lo }.plus(Twofold::of(q3))
+    }
+}
+
+/// [`Dual`] in double-double: value and tangent each about 106 bits, with
+/// the tangent's size ([`Tangent::tangent_size`]) in `f64`. The engines'
+/// escalation when a product on [`Dual`] or [`Anchored`] cancels by more
+/// than `f64` holds (its running error estimate says so): the same
+/// elimination, whose rounding errors are now `2⁻¹⁰⁴` times the size, so
+/// that a cancellation of `2⁴⁰` still leaves about 60 bits. About ten times
+/// the time of [`Dual`].
+///
+/// ```
+/// use spantree_core::elimination::{NonNegative, Tangent, WideDual};
+/// // 1 + 1e-30 moving with relative tangents 1 and 3: the sum's tangent
+/// // 1 + 3e-30 keeps its small part, as no f64 can.
+/// let s = WideDual::seeded(1.0, 1.0).plus(&WideDual::seeded(1e-30, 3.0));
+/// let one = WideDual::seeded(1.0, 1.0);
+/// assert!((s.tangent_minus(&one) - 3e-30).abs() < 1e-45);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WideDual {
+    value: Twofold,
+    tangent: Twofold,
+    size: f64,
+}
+
+impl WideDual {
+    /// The difference of two tangents, rounded once to `f64`.
+    pub fn tangent_minus(&self, other: &Self) -> f64 {
+        self.tangent.minus(other.tangent).value()
+    }
+}
+
+impl NonNegative for WideDual {
+    fn nil() -> Self {
+        WideDual {
+            value: Twofold::ZERO,
+            tangent: Twofold::ZERO,
+            size: 0.0,
+        }
+    }
+    fn unit() -> Self {
+        WideDual::from_weight(1.0)
+    }
+    fn from_weight(x: f64) -> Self {
+        WideDual {
+            value: Twofold::of(x),
+            tangent: Twofold::ZERO,
+            size: 0.0,
+        }
+    }
+    fn to_weight(&self) -> f64 {
+        self.value.value()
+    }
+    fn ln_weight(&self) -> f64 {
+        self.value.hi.ln()
+    }
+    #[inline]
+    fn is_nil(&self) -> bool {
+        self.value.hi == 0.0
+    }
+    #[inline]
+    fn plus(&self, other: &Self) -> Self {
+        WideDual {
+            value: self.value.plus(other.value),
+            tangent: self.tangent.plus(other.tangent),
+            size: self.size + other.size,
+        }
+    }
+    #[inline]
+    fn times(&self, other: &Self) -> Self {
+        WideDual {
+            value: self.value.times(other.value),
+            tangent: self
+                .tangent
+                .times(other.value)
+                .plus(self.value.times(other.tangent)),
+            size: self.size * other.value.hi + self.value.hi * other.size,
+        }
+    }
+    #[inline]
+    fn over(&self, other: &Self) -> Self {
+        let q = self.value.over(other.value);
+        WideDual {
+            value: q,
+            tangent: self.tangent.minus(q.times(other.tangent)).over(other.value),
+            size: (self.size + q.hi * other.size) / other.value.hi,
+        }
+    }
+    fn fraction(&self, rest: &Self) -> Self {
+        let d = self.value.plus(rest.value);
+        let (l, complement) = (self.value.over(d), rest.value.over(d));
+        let tangent = self
+            .tangent
+            .times(complement)
+            .minus(l.times(rest.tangent))
+            .over(d);
+        WideDual {
+            value: l,
+            tangent,
+            size: (self.size * complement.hi + l.hi * rest.size) / d.hi,
+        }
+    }
+    #[inline]
+    fn add_product(&mut self, a: &Self, b: &Self) {
+        if !a.is_nil() && !b.is_nil() {
+            *self = self.plus(&a.times(b));
+        }
+    }
+    /// Outside `[2⁻⁹⁰⁰, 2⁹⁰⁰]`: the low parts of double-double lose their
+    /// bits near `f64`'s subnormals.
+    fn is_extreme(&self) -> bool {
+        let x = self.value.hi;
+        (x != 0.0 && !(1e-270..=1e270).contains(&x)) || !self.size.is_finite()
+    }
+    #[inline]
+    fn magnitude(&self) -> f64 {
+        self.value.hi
+    }
+}
+
+impl Tangent for WideDual {
+    fn seeded(w: f64, score_tangent: f64) -> Self {
+        WideDual {
+            value: Twofold::of(w),
+            tangent: Twofold::of(w).times(Twofold::of(score_tangent)),
+            size: (w * score_tangent).abs(),
+        }
+    }
+    /// The difference held exactly in double-double (no rounding of its own).
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        let d = Twofold::difference(score_tangent, offsets);
+        WideDual {
+            value: Twofold::of(w),
+            tangent: Twofold::of(w).times(d),
+            size: (w * d.hi).abs(),
+        }
+    }
+    fn tangent_f64(&self) -> f64 {
+        self.tangent.value()
+    }
+    fn tangent_size(&self) -> f64 {
+        self.size
     }
 }
 
@@ -2398,6 +2586,14 @@ impl NonNegative for Anchored {
 }
 
 impl Tangent for Anchored {
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        Anchored {
+            value: w,
+            anchor: Twofold::difference(score_tangent, offsets),
+            rest: 0.0,
+            size: 0.0,
+        }
+    }
     fn seeded(w: f64, score_tangent: f64) -> Self {
         Anchored {
             value: w,
@@ -2568,6 +2764,14 @@ impl NonNegative for LnAnchored {
 }
 
 impl Tangent for LnAnchored {
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        LnAnchored {
+            ln: w.ln(),
+            anchor: Twofold::difference(score_tangent, offsets),
+            rel: 0.0,
+            size: 0.0,
+        }
+    }
     fn seeded(w: f64, score_tangent: f64) -> Self {
         LnAnchored {
             ln: w.ln(),

@@ -6,7 +6,7 @@ use super::DERIVATIVE_BITS;
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
     self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
-    NonNegative, PowerOfTwo, RootTangent, Tangent,
+    NonNegative, PowerOfTwo, RootTangent, Tangent, WideDual,
 };
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
@@ -202,21 +202,21 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     /// elimination on dual numbers, or on anchored ones when `anchored`
     /// (nearly certain arcs), in log space when the `f64` run left `f64`'s
     /// safe range.
-    fn jvp(&self, direction: &Matrix<f64>, anchored: bool) -> Result<Sized, Numerical> {
-        let (w, d, r) = (&self.weights, direction, self.rooting);
+    fn jvp(&self, (d, a, b): &Centred, anchored: bool) -> Result<Sized, Numerical> {
+        let (w, r, o) = (&self.weights, self.rooting, [a, b]);
         if anchored {
-            let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Anchored>(w, d, r)?;
+            let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Anchored>(w, d, o, r)?;
             if !tiny {
                 return Ok((v, size));
             }
-            let (v, size, _) = elimination::marginals_jvp_sized::<LnAnchored>(w, d, r)?;
+            let (v, size, _) = elimination::marginals_jvp_sized::<LnAnchored>(w, d, o, r)?;
             return Ok((v, size));
         }
-        let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Dual>(w, d, r)?;
+        let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Dual>(w, d, o, r)?;
         if !tiny {
             return Ok((v, size));
         }
-        let (v, size, _) = elimination::marginals_jvp_sized::<LnDual>(w, d, r)?;
+        let (v, size, _) = elimination::marginals_jvp_sized::<LnDual>(w, d, o, r)?;
         Ok((v, size))
     }
 
@@ -263,30 +263,49 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             0.0
         };
         let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
-        let mut seed = seed.clone();
         let split = offset.abs() > rest;
-        if split {
-            roots().for_each(|m| seed[(0, m)] -= offset);
-        }
         let anchored = nearly_certain(&mu, self.rooting);
-        let (mut v, mut size) =
-            self.jvp(&centred(&seed, &self.weights, &mu, self.rooting), anchored)?;
-        if split {
-            // J 1_root keeps a few n ε relative to its own entries
-            // (`elimination::root_scaling_jvp`): its size is itself.
-            let per_root = self.root_jvp()?;
-            for ((x, s), y) in v
-                .as_mut_slice()
-                .iter_mut()
-                .zip(size.as_mut_slice())
-                .zip(per_root.as_slice())
-            {
-                *x += offset * y;
-                *s += (offset * y).abs();
+        // The split offset is taken from the root seeds as the elimination
+        // seeds its numbers (exactly on anchored ones), like the centring.
+        let split_offset = if split { offset } else { 0.0 };
+        let direction = centred(seed, &self.weights, &mu, self.rooting, split_offset);
+        let per_root = if split { Some(self.root_jvp()?) } else { None };
+        // J 1_root keeps a few n ε relative to its own entries
+        // (`elimination::root_scaling_jvp`): its size is itself.
+        let with_roots = |(mut v, mut size): Sized| {
+            if let Some(per_root) = &per_root {
+                for ((x, s), y) in v
+                    .as_mut_slice()
+                    .iter_mut()
+                    .zip(size.as_mut_slice())
+                    .zip(per_root.as_slice())
+                {
+                    *x += offset * y;
+                    *s += (offset * y).abs();
+                }
             }
+            let accuracy = Accuracy::of(&v, &size, &mu, self.rooting);
+            (v, accuracy)
+        };
+        let (v, accuracy) = with_roots(self.jvp(&direction, anchored)?);
+        if accuracy.bits >= DERIVATIVE_BITS {
+            return Ok((v, accuracy));
         }
-        let accuracy = Accuracy::of(&v, &size, &mu, self.rooting);
-        Ok((v, accuracy))
+        // Escalation: the same product in double-double, whose rounding
+        // errors are `2⁻⁵²` times those of `f64` against the same size.
+        let (w, r) = (&self.weights, self.rooting);
+        let (d, a, b) = &direction;
+        match elimination::marginals_jvp_sized::<WideDual>(w, d, [a, b], r) {
+            Ok((wide, size, false)) => {
+                let size = size.map(|&s| s * f64::EPSILON);
+                let (wide, wide_accuracy) = with_roots((wide, size));
+                if wide_accuracy.bits > accuracy.bits {
+                    return Ok((wide, wide_accuracy));
+                }
+                Ok((v, accuracy))
+            }
+            _ => Ok((v, accuracy)),
+        }
     }
 
     /// `det L` as `(mantissa, exponent)` from `f64` pivots, formed once:
@@ -374,11 +393,14 @@ pub(crate) fn eliminated_columns(
 /// A product and the sizes of its entries ([`Tangent::tangent_size`]).
 type Sized = (Matrix<f64>, Matrix<f64>);
 
+/// A seed and two offsets to take from it ([`centred`]).
+type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
+
 /// The factor `c` of the running error estimate of an elimination product
 /// ([`certify`]): the error of entry `e` is estimated as `c ε size_e`.
 /// Calibrated against `HighPrecision<512>` by the `vjp_calibration`
 /// example of `spantree-faer` (see [`Eliminated`]).
-const ELIMINATION_ERROR_FACTOR: f64 = 4.0;
+const ELIMINATION_ERROR_FACTOR: f64 = 2.0;
 
 /// The estimated accuracy of an elimination product.
 struct Accuracy {
@@ -472,42 +494,58 @@ fn in_log_space<P: NonNegative>(weights: &Matrix<P>) -> Matrix<LnPositive> {
     weights.map(|w| LnPositive::from_ln(w.ln_weight()))
 }
 
-/// The seed `ḡ` minus, on the arcs into each word, its mean under the
-/// marginals (and, single-root, the same on the root arcs): `J ḡ` is
-/// unchanged (see [`Eliminated`]), and the terms the elimination sums are
-/// as small as the seed allows. Zero on forbidden arcs. `O(n²)`.
+/// The seed `ḡ` (zero on forbidden arcs) and the offsets to take from it:
+/// on the arcs into each word, its mean under the marginals (and,
+/// single-root, the same on the root arcs first). `J ḡ` is unchanged by
+/// them (see [`Eliminated`]), and the terms the elimination sums are as
+/// small as the seed allows. The difference is formed when the
+/// elimination seeds its numbers ([`Tangent::seeded_minus`]): exactly, on
+/// anchored numbers. `O(n²)`.
 fn centred(
     seed: &Matrix<f64>,
     weights: &Matrix<f64>,
     mu: &Matrix<f64>,
     rooting: Rooting,
-) -> Matrix<f64> {
+    split: f64,
+) -> Centred {
     let n1 = weights.rows();
-    let mut dir = Matrix::from_fn(n1, n1, |h, m| {
+    let dir = Matrix::from_fn(n1, n1, |h, m| {
         if weights[(h, m)] == 0.0 {
             0.0
         } else {
             seed[(h, m)]
         }
     });
+    let mut root = Matrix::zeros(n1, n1);
+    let mut column = Matrix::zeros(n1, n1);
     // The root arcs first: root seeds share a large offset when root scores
-    // are far below the arcs', and subtracting it here (exactly, when the
-    // seeds are close) keeps it out of the arc seeds of every column.
+    // are far below the arcs', and subtracting it here keeps it out of the
+    // arc seeds of every column.
     if rooting == Rooting::Single {
         let roots = || (1..n1).filter(|&m| weights[(0, m)] != 0.0);
         let mean: f64 = roots().map(|m| mu[(0, m)] * dir[(0, m)]).sum();
         for m in roots() {
-            dir[(0, m)] -= mean;
+            root[(0, m)] = mean;
+        }
+    } else {
+        // Multi-root: the common offset of the root seeds split off by the
+        // caller (`J 1_root` adds it back).
+        for m in (1..n1).filter(|&m| weights[(0, m)] != 0.0) {
+            root[(0, m)] = split;
         }
     }
     for m in 1..n1 {
         let allowed = || (0..n1).filter(move |&h| h != m && weights[(h, m)] != 0.0);
-        let mean: f64 = allowed().map(|h| mu[(h, m)] * dir[(h, m)]).sum();
+        // The column's mean of the seed after the root offset (rounded: any
+        // constant common to the column is an exact invariance).
+        let mean: f64 = allowed()
+            .map(|h| mu[(h, m)] * (dir[(h, m)] - root[(h, m)]))
+            .sum();
         for h in allowed() {
-            dir[(h, m)] -= mean;
+            column[(h, m)] = mean;
         }
     }
-    dir
+    (dir, root, column)
 }
 
 /// Whether some arc is certain to within `2⁻²⁶`: `1 − μ_e`, summed from the
