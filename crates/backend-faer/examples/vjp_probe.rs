@@ -76,16 +76,35 @@ fn main() {
         .map(|h| (0..n1).map(|m| w[(h, m)]).collect())
         .collect();
     let (floor, _) = hp(&Graph::from_weights(&wrows).unwrap());
-    let acc = model.marginals_vjp(&seed).unwrap_or_else(|e| { println!("accurate: {e}"); Matrix::zeros(n1, n1) });
+    let acc = model.marginals_vjp(&seed).unwrap_or_else(|e| {
+        println!("accurate: {e}");
+        Matrix::zeros(n1, n1)
+    });
     let el = Eliminated::<f64, Lu>::new(w.clone(), rooting, Lu::new);
     let (raw, est) = el.estimated_vjp(&seed).unwrap();
     println!("estimate {est:.1}");
     let (dual, _) = marginals_jvp::<Dual>(&w, &seed, rooting).unwrap();
     let (anch, _) = marginals_jvp::<Anchored>(&w, &seed, rooting).unwrap();
     let z = Matrix::zeros(n1, n1);
-    let (wide, wsize, wtiny) = spantree_core::elimination::marginals_jvp_sized::<spantree_core::elimination::WideDual>(&w, &seed, [&z, &z], rooting).unwrap();
-    println!("wide: tiny {wtiny} bits {:.1}", spantree_bruteforce::bits::normwise_bits(wide.as_slice(), &truth));
-    for m in 1..n1 { for h in (0..n1).filter(|&h| h != m && w[(h, m)] != 0.0) { let i = h * n1 + m; println!("wide {h} {m}: {:+.6e} truth {:+.6e} size {:.2e}", wide.as_slice()[i], truth[i], wsize[(h, m)]); } }
+    let (wide, wsize, wtiny) = spantree_core::elimination::marginals_jvp_sized::<
+        spantree_core::elimination::WideDual,
+    >(&w, &seed, [&z, &z], rooting)
+    .unwrap();
+    println!(
+        "wide: tiny {wtiny} bits {:.1}",
+        spantree_bruteforce::bits::normwise_bits(wide.as_slice(), &truth)
+    );
+    for m in 1..n1 {
+        for h in (0..n1).filter(|&h| h != m && w[(h, m)] != 0.0) {
+            let i = h * n1 + m;
+            println!(
+                "wide {h} {m}: {:+.6e} truth {:+.6e} size {:.2e}",
+                wide.as_slice()[i],
+                truth[i],
+                wsize[(h, m)]
+            );
+        }
+    }
     {
         use spantree_bruteforce::{Distribution, LabeledWeights};
         use spantree_exact::Rational;
