@@ -232,21 +232,27 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok(elimination::root_scaling_jvp::<LnGraded>(&self.weights)?.0)
     }
 
-    /// [`Factors::marginals_vjp`] without its refusal: the product `J ḡ`
-    /// (before the model's column identities) and its estimated correct
-    /// bits norm-wise after them (the running error estimate of
-    /// [`Eliminated`], `O(n²)` on top of the product). For calibration and
-    /// diagnostics.
+    /// [`Factors::marginals_vjp`] in `f64` alone, without its escalation
+    /// to double-double and without its refusal: the product `J ḡ` (before
+    /// the model's column identities) and its estimated correct bits
+    /// norm-wise after them (the running error estimate of [`Eliminated`],
+    /// `O(n²)` on top of the product). For calibration and diagnostics.
     ///
     /// # Errors
     /// As [`elimination::marginals`].
     pub fn estimated_vjp(&self, seed: &Matrix<f64>) -> Result<(Matrix<f64>, f64), Numerical> {
-        let (v, accuracy) = self.sized_vjp(seed)?;
+        let (v, accuracy) = self.sized_vjp(seed, false)?;
         Ok((v, accuracy.bits))
     }
 
-    /// [`Eliminated::estimated_vjp`] with the arc of largest estimated error.
-    fn sized_vjp(&self, seed: &Matrix<f64>) -> Result<(Matrix<f64>, Accuracy), Numerical> {
+    /// [`Eliminated::estimated_vjp`] with the arc of largest estimated
+    /// error, escalated to double-double when `escalate` and the `f64`
+    /// product's estimate is below [`DERIVATIVE_BITS`].
+    fn sized_vjp(
+        &self,
+        seed: &Matrix<f64>,
+        escalate: bool,
+    ) -> Result<(Matrix<f64>, Accuracy), Numerical> {
         let mu = self.marginals()?;
         let n1 = self.weights.rows();
         let roots = || (1..n1).filter(|&m| self.weights[(0, m)] != 0.0);
@@ -288,7 +294,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             (v, accuracy)
         };
         let (v, accuracy) = with_roots(self.jvp(&direction, anchored)?);
-        if accuracy.bits >= DERIVATIVE_BITS {
+        if accuracy.bits >= DERIVATIVE_BITS || !escalate {
             return Ok((v, accuracy));
         }
         // Escalation: the same product in double-double, whose rounding
@@ -670,7 +676,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// `f64`'s safe range. About `4.5 n³` multiply-adds on top of the
     /// (cached) marginals; no dense factorisation.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
-        let (v, accuracy) = self.sized_vjp(seed)?;
+        let (v, accuracy) = self.sized_vjp(seed, true)?;
         accuracy.certify()?;
         Ok(v)
     }
