@@ -86,7 +86,7 @@ fn main() {
     let (dual, _) = marginals_jvp::<Dual>(&w, &seed, rooting).unwrap();
     let (anch, _) = marginals_jvp::<Anchored>(&w, &seed, rooting).unwrap();
     let z = Matrix::zeros(n1, n1);
-    let (wide, wsize, wtiny) = spantree_core::elimination::marginals_jvp_sized::<
+    let (wide, [wsize, _], wtiny) = spantree_core::elimination::marginals_jvp_sized::<
         spantree_core::elimination::WideDual,
     >(&w, &seed, [&z, &z], rooting)
     .unwrap();
@@ -144,7 +144,7 @@ fn main() {
     );
     {
         // The engine's own centred seed is internal: sizes of the raw seed here.
-        let (_, size, _) = spantree_core::elimination::marginals_jvp_sized::<Dual>(
+        let (_, [size, _], _) = spantree_core::elimination::marginals_jvp_sized::<Dual>(
             &w,
             &seed,
             [&Matrix::zeros(n1, n1), &Matrix::zeros(n1, n1)],

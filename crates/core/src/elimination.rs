@@ -1383,6 +1383,8 @@ pub struct Dual {
     /// The tangent's size: the same sums with every term in absolute value
     /// (see [`Tangent::tangent_size`]).
     size: f64,
+    /// The sum of the squares of the same terms ([`Tangent::tangent_spread`]).
+    square: f64,
 }
 
 impl Dual {
@@ -1392,6 +1394,7 @@ impl Dual {
             value,
             tangent,
             size: tangent.abs(),
+            square: tangent * tangent,
         }
     }
 
@@ -1432,6 +1435,7 @@ impl NonNegative for Dual {
             value: self.value + other.value,
             tangent: self.tangent + other.tangent,
             size: self.size + other.size,
+            square: self.square + other.square,
         }
     }
     #[inline]
@@ -1440,6 +1444,8 @@ impl NonNegative for Dual {
             value: self.value * other.value,
             tangent: self.tangent * other.value + self.value * other.tangent,
             size: self.size * other.value + self.value * other.size,
+            square: self.square * (other.value * other.value)
+                + (self.value * self.value) * other.square,
         }
     }
     #[inline]
@@ -1449,6 +1455,7 @@ impl NonNegative for Dual {
             value: q,
             tangent: (self.tangent - q * other.tangent) / other.value,
             size: (self.size + q * other.size) / other.value,
+            square: (self.square + q * q * other.square) / (other.value * other.value),
         }
     }
     fn fraction(&self, rest: &Self) -> Self {
@@ -1458,6 +1465,7 @@ impl NonNegative for Dual {
             value: l,
             tangent: (self.tangent * complement - l * rest.tangent) / d,
             size: (self.size * complement + l * rest.size) / d,
+            square: (self.square * complement * complement + l * l * rest.square) / (d * d),
         }
     }
     #[inline]
@@ -1465,6 +1473,7 @@ impl NonNegative for Dual {
         self.value += a.value * b.value;
         self.tangent += a.tangent * b.value + a.value * b.tangent;
         self.size += a.size * b.value + a.value * b.size;
+        self.square += a.square * (b.value * b.value) + (a.value * a.value) * b.square;
     }
     fn is_extreme(&self) -> bool {
         self.value.is_extreme() || !self.size.is_finite()
@@ -1633,6 +1642,13 @@ pub trait Tangent: NonNegative {
     /// operands), and the tangent itself can be far smaller where its terms
     /// cancel.
     fn tangent_size(&self) -> f64;
+    /// The root of the sum of the squares of the same terms (at most the
+    /// size; the size itself for the types that do not keep it): rounding
+    /// errors of independent terms add like it, and a tangent far below it
+    /// is a cancellation all the same.
+    fn tangent_spread(&self) -> f64 {
+        self.tangent_size()
+    }
 }
 
 impl Tangent for Dual {
@@ -1644,6 +1660,9 @@ impl Tangent for Dual {
     }
     fn tangent_size(&self) -> f64 {
         self.size
+    }
+    fn tangent_spread(&self) -> f64 {
+        self.square.sqrt()
     }
 }
 
@@ -1719,8 +1738,8 @@ pub fn marginals_jvp<D: Tangent>(
 
 /// [`marginals_jvp`] along `θ̇ − a − b` for the two offset matrices
 /// `offsets = [a, b]` (entry by entry, formed by [`Tangent::seeded_minus`])
-/// with the size of every entry ([`Tangent::tangent_size`]):
-/// `(J (θ̇ − a − b), sizes, tiny)`. The rounding error of entry `e` is at most about
+/// with the size and the spread of every entry ([`Tangent::tangent_size`],
+/// [`Tangent::tangent_spread`]): `(J (θ̇ − a − b), [sizes, spreads], tiny)`. The rounding error of entry `e` is at most about
 /// `n ε · size_e`, whatever the cancellation inside the elimination (the
 /// caller compares that with the product it returns). Same cost as
 /// [`marginals_jvp`] plus one multiply-add per tangent operation.
@@ -1735,7 +1754,8 @@ pub fn marginals_jvp<D: Tangent>(
 /// let mut dir = Matrix::zeros(3, 3);
 /// dir[(2, 1)] = 1.0;
 /// let zero = Matrix::zeros(3, 3);
-/// let (jvp, size, _) = marginals_jvp_sized::<Dual>(&w, &dir, [&zero, &zero], Rooting::Multi)?;
+/// let (jvp, [size, _], _) =
+///     marginals_jvp_sized::<Dual>(&w, &dir, [&zero, &zero], Rooting::Multi)?;
 /// // No cancellation to speak of: the size is of the order of the tangent.
 /// assert!(size[(2, 1)] >= jvp[(2, 1)].abs() && size[(2, 1)] < 10.0 * jvp[(2, 1)].abs());
 /// # Ok::<(), spantree_core::Numerical>(())
@@ -1745,7 +1765,7 @@ pub fn marginals_jvp_sized<D: Tangent>(
     direction: &Matrix<f64>,
     [a, b]: [&Matrix<f64>; 2],
     rooting: Rooting,
-) -> Result<(Matrix<f64>, Matrix<f64>, bool), Numerical> {
+) -> Result<(Matrix<f64>, [Matrix<f64>; 2], bool), Numerical> {
     let scale = root_scale(weights, rooting);
     let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
         let w = if h == 0 {
@@ -1762,7 +1782,10 @@ pub fn marginals_jvp_sized<D: Tangent>(
     let (mu, tiny) = checked_marginals(&seeded, rooting)?;
     Ok((
         mu.map(Tangent::tangent_f64),
-        mu.map(Tangent::tangent_size),
+        [
+            mu.map(Tangent::tangent_size),
+            mu.map(Tangent::tangent_spread),
+        ],
         tiny,
     ))
 }
@@ -2455,6 +2478,8 @@ pub struct Anchored {
     rest: f64,
     /// The size of the remainder ([`Tangent::tangent_size`]).
     size: f64,
+    /// The sum of the squares of the remainder's terms.
+    square: f64,
 }
 
 impl Anchored {
@@ -2476,6 +2501,7 @@ impl NonNegative for Anchored {
             anchor: Twofold::ZERO,
             rest: 0.0,
             size: 0.0,
+            square: 0.0,
         }
     }
     fn unit() -> Self {
@@ -2487,6 +2513,7 @@ impl NonNegative for Anchored {
             anchor: Twofold::ZERO,
             rest: 0.0,
             size: 0.0,
+            square: 0.0,
         }
     }
     fn to_weight(&self) -> f64 {
@@ -2516,6 +2543,7 @@ impl NonNegative for Anchored {
             anchor: big.anchor,
             rest: big.rest + small.rest + excess,
             size: big.size + small.size + excess.abs(),
+            square: big.square + small.square + excess * excess,
         }
     }
     #[inline]
@@ -2525,6 +2553,8 @@ impl NonNegative for Anchored {
             anchor: self.anchor.plus(other.anchor),
             rest: self.rest * other.value + self.value * other.rest,
             size: self.size * other.value + self.value * other.size,
+            square: self.square * (other.value * other.value)
+                + (self.value * self.value) * other.square,
         }
     }
     #[inline]
@@ -2538,6 +2568,7 @@ impl NonNegative for Anchored {
             anchor: self.anchor.minus(other.anchor),
             rest: (self.rest - q * other.rest) / other.value,
             size: (self.size + q * other.size) / other.value,
+            square: (self.square + q * q * other.square) / (other.value * other.value),
         }
     }
     fn fraction(&self, rest: &Self) -> Self {
@@ -2552,6 +2583,7 @@ impl NonNegative for Anchored {
         let delta = self.anchor.minus(rest.anchor);
         let s = (self.rest * complement - l * rest.rest) / d;
         let size = (self.size * complement + l * rest.size) / d;
+        let square = (self.square * complement * complement + l * l * rest.square) / (d * d);
         if self.value >= rest.value {
             let excess = delta.value() * l * complement;
             Anchored {
@@ -2559,6 +2591,7 @@ impl NonNegative for Anchored {
                 anchor: Twofold::ZERO,
                 rest: s + excess,
                 size: size + excess.abs(),
+                square: square + excess * excess,
             }
         } else {
             let excess = delta.value() * l * l;
@@ -2567,6 +2600,7 @@ impl NonNegative for Anchored {
                 anchor: delta,
                 rest: s - excess,
                 size: size + excess.abs(),
+                square: square + excess * excess,
             }
         }
     }
@@ -2592,6 +2626,7 @@ impl Tangent for Anchored {
             anchor: Twofold::difference(score_tangent, offsets),
             rest: 0.0,
             size: 0.0,
+            square: 0.0,
         }
     }
     fn seeded(w: f64, score_tangent: f64) -> Self {
@@ -2600,6 +2635,7 @@ impl Tangent for Anchored {
             anchor: Twofold::of(score_tangent),
             rest: 0.0,
             size: 0.0,
+            square: 0.0,
         }
     }
     fn tangent_f64(&self) -> f64 {
@@ -2612,6 +2648,10 @@ impl Tangent for Anchored {
     /// `a` carries the relative error of the marginal.
     fn tangent_size(&self) -> f64 {
         self.size + (self.anchor.hi * self.value).abs()
+    }
+    fn tangent_spread(&self) -> f64 {
+        let anchored = self.anchor.hi * self.value;
+        (self.square + anchored * anchored).sqrt()
     }
 }
 
