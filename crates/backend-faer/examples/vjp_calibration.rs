@@ -26,10 +26,12 @@
 //! false refusals (45 bits or more, refused), the median, 99th percentile
 //! and largest of true minus estimated bits (the estimate's pessimism) over the products the check saw, and the fewest and median
 //! true bits of what is returned. `accurate` reports the products its dense
-//! route answered and the fewest bits it returned; a second `accurate` row
-//! gives it the seed centred per word outside the engine (with its own
-//! marginals), which is what centring would give the elimination's reverse
-//! pass where that route answers.
+//! route answered and the fewest bits it returned (a refusal counts as
+//! false when the elimination's own product kept 45 bits); `elimination
+//! alone` is `Eliminated`'s `f64` product before escalation, with its
+//! running error estimate (`Eliminated::estimated_vjp`) as the check.
+//! `CALIBRATION_DUMP=1` prints one line per elimination product: truth and
+//! estimate.
 
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS};

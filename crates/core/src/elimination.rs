@@ -1736,6 +1736,10 @@ pub fn marginals_jvp<D: Tangent>(
     Ok((mu.map(Tangent::tangent_f64), tiny))
 }
 
+/// `J θ̇`, the sizes and the spreads of its entries, and whether the run
+/// left `f64`'s safe range ([`marginals_jvp_sized`]).
+pub type SizedJvp = (Matrix<f64>, [Matrix<f64>; 2], bool);
+
 /// [`marginals_jvp`] along `θ̇ − a − b` for the two offset matrices
 /// `offsets = [a, b]` (entry by entry, formed by [`Tangent::seeded_minus`])
 /// with the size and the spread of every entry ([`Tangent::tangent_size`],
@@ -1765,7 +1769,7 @@ pub fn marginals_jvp_sized<D: Tangent>(
     direction: &Matrix<f64>,
     [a, b]: [&Matrix<f64>; 2],
     rooting: Rooting,
-) -> Result<(Matrix<f64>, [Matrix<f64>; 2], bool), Numerical> {
+) -> Result<SizedJvp, Numerical> {
     let scale = root_scale(weights, rooting);
     let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
         let w = if h == 0 {
