@@ -1719,21 +1719,9 @@ pub fn marginals_jvp<D: Tangent>(
     direction: &Matrix<f64>,
     rooting: Rooting,
 ) -> Result<(Matrix<f64>, bool), Numerical> {
-    let scale = root_scale(weights, rooting);
-    let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
-        let w = if h == 0 {
-            scale.apply(weights[(h, m)])
-        } else {
-            weights[(h, m)]
-        };
-        if w == 0.0 {
-            D::nil()
-        } else {
-            D::seeded(w, direction[(h, m)])
-        }
-    });
-    let (mu, tiny) = checked_marginals(&seeded, rooting)?;
-    Ok((mu.map(Tangent::tangent_f64), tiny))
+    let zero = Matrix::zeros(weights.rows(), weights.cols());
+    let (v, _, tiny) = marginals_jvp_sized::<D>(weights, direction, [&zero, &zero], rooting)?;
+    Ok((v, tiny))
 }
 
 /// `J θ̇`, the sizes and the spreads of its entries, and whether the run
