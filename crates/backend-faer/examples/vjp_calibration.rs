@@ -26,16 +26,43 @@
 //! false refusals (45 bits or more, refused), the median, 99th percentile
 //! and largest of true minus estimated bits (the estimate's pessimism) over the products the check saw, and the fewest and median
 //! true bits of what is returned. `accurate` reports the products its dense
-//! route answered and the fewest bits it returned; a second `accurate` row
-//! gives it the seed centred per word outside the engine (with its own
-//! marginals), which is what centring would give the elimination's reverse
-//! pass where that route answers.
+//! route answered and the fewest bits it returned (a refusal counts as
+//! false when the elimination's own product kept 45 bits); `elimination
+//! alone` is `Eliminated`'s `f64` product before escalation, with its
+//! running error estimate (`Eliminated::estimated_vjp`) as the check.
+//! `CALIBRATION_DUMP=1` prints one line per elimination product: truth and
+//! estimate.
 
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS};
+use spantree_core::Eliminated;
 use spantree_core::{Engine, Error, Factors, Graph, Matrix, Model, Numerical, Rooting, Scalar};
 use spantree_exact::HighPrecision;
-use spantree_faer::{Accurate, DenseLu};
+use spantree_faer::{Accurate, DenseLu, Lu};
+
+/// The model's column identities (`gradient::balance`, crate-private): in
+/// each column the arc whose marginal exceeds `1/2` gets minus the sum of
+/// the others; single-root, the same for the root arc above `1/2` unless
+/// its column fixed it. Exact arithmetic is unchanged. `O(n²)`.
+fn balance(v: &mut Matrix<f64>, mu: &Matrix<f64>, rooting: Rooting) {
+    let n1 = v.rows();
+    let mut fixed = None;
+    for m in 1..n1 {
+        if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5) {
+            v[(t, m)] = -(0..n1).filter(|&h| h != t).map(|h| v[(h, m)]).sum::<f64>();
+            if t == 0 {
+                fixed = Some(m);
+            }
+        }
+    }
+    if rooting == Rooting::Single {
+        if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
+            if fixed != Some(m) {
+                v[(0, m)] = -(1..n1).filter(|&j| j != m).map(|j| v[(0, j)]).sum::<f64>();
+            }
+        }
+    }
+}
 
 /// Norm-wise correct bits of `found` against `exact`, `0..=53`.
 fn bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
@@ -196,6 +223,8 @@ fn main() {
         sizes
     };
     let verbose = std::env::var_os("CALIBRATION_VERBOSE").is_some();
+    // One line per elimination product: truth and estimate (for the factor).
+    let dump = std::env::var_os("CALIBRATION_DUMP").is_some();
     println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | 99th percentile / max | fewest returned | median returned | dense route |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for rooting in Rooting::ALL {
@@ -326,62 +355,82 @@ fn main() {
                             let Ok(model) = Model::new(Accurate, &graph, rooting) else {
                                 continue;
                             };
-                            // The seed centred per word outside the engine,
-                            // with its own marginals: what centring gives the
-                            // elimination's reverse pass.
-                            if let Ok(mu) = model.marginals() {
-                                let mut centred = seed.clone();
-                                for m in 1..n1 {
-                                    let c: f64 = (0..n1)
-                                        .filter(|&h| h != m)
-                                        .map(|h| mu[(h, m)] * seed[(h, m)])
-                                        .sum();
-                                    for h in (0..n1).filter(|&h| h != m) {
-                                        centred[(h, m)] -= c;
-                                    }
+                            // The elimination alone (what `accurate` answers
+                            // with when its dense product is not certified):
+                            // its product before the running error estimate
+                            // refuses, against the truth, and the estimate.
+                            let weights = model.factors().weights().clone();
+                            let eliminated = Eliminated::<f64, Lu>::new(weights, rooting, Lu::new);
+                            let mu = model.marginals().expect("marginals");
+                            let mut elimination_bits = None;
+                            if let Ok((mut v, estimate)) = eliminated.estimated_vjp(seed) {
+                                balance(&mut v, &mu, rooting);
+                                let truth_bits = bits(&v, &truth);
+                                let t = &mut tallies[3];
+                                let below = truth_bits < DERIVATIVE_BITS;
+                                let refused = estimate < DERIVATIVE_BITS;
+                                t.products += 1;
+                                t.pessimism.push(truth_bits - estimate);
+                                t.below += usize::from(below);
+                                t.refused += usize::from(refused);
+                                t.missed += usize::from(below && !refused);
+                                t.false_refusals += usize::from(!below && refused);
+                                if !refused {
+                                    t.returned.push(truth_bits);
                                 }
-                                let model = Model::new(Accurate, &graph, rooting).expect("model");
-                                if let Ok(v) = model.marginals_vjp(&centred) {
-                                    let t = &mut tallies[3];
+                                elimination_bits = Some(truth_bits);
+                                if dump {
+                                    println!("dump {} {n} {family} {shift} {g} {what} {truth_bits:.2} {estimate:.2}", rooting.name());
+                                }
+                                if verbose && below != refused {
+                                    println!(
+                                        "  {} elimination n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, estimate {estimate:.1}",
+                                        rooting.name(),
+                                    );
+                                }
+                            }
+                            let t = &mut tallies[2];
+                            match model.marginals_vjp(seed) {
+                                Ok(v) => {
                                     let truth_bits = bits(&v, &truth);
                                     t.products += 1;
                                     t.below += usize::from(truth_bits < DERIVATIVE_BITS);
+                                    t.missed += usize::from(truth_bits < DERIVATIVE_BITS);
                                     t.returned.push(truth_bits);
+                                    if verbose && truth_bits < DERIVATIVE_BITS {
+                                        let norm = truth.iter().map(|x| x * x).sum::<f64>().sqrt();
+                                        println!(
+                                            "  {} accurate n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, ‖v‖ = {norm:.1e}, certified {}, eliminated {}",
+                                            rooting.name(),
+                                            model.factors().is_certified(),
+                                            model.factors().elimination_formed()
+                                        );
+                                    }
                                     t.dense += usize::from(
                                         model.factors().is_certified()
                                             && !model.factors().elimination_formed(),
                                     );
                                 }
-                            }
-                            if let Ok(v) = model.marginals_vjp(seed) {
-                                let t = &mut tallies[2];
-                                let truth_bits = bits(&v, &truth);
-                                t.products += 1;
-                                t.below += usize::from(truth_bits < DERIVATIVE_BITS);
-                                t.returned.push(truth_bits);
-                                if verbose && truth_bits < DERIVATIVE_BITS {
-                                    let norm = truth.iter().map(|x| x * x).sum::<f64>().sqrt();
-                                    println!(
-                                        "  {} accurate n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, ‖v‖ = {norm:.1e}, certified {}, eliminated {}",
-                                        rooting.name(),
-                                        model.factors().is_certified(),
-                                        model.factors().elimination_formed()
-                                    );
+                                Err(Error::Numerical(Numerical::Inaccurate { .. })) => {
+                                    // Refused: judged by what the elimination
+                                    // would have returned.
+                                    t.products += 1;
+                                    t.refused += 1;
+                                    let below =
+                                        elimination_bits.is_none_or(|b| b < DERIVATIVE_BITS);
+                                    t.below += usize::from(below);
+                                    t.false_refusals += usize::from(!below);
                                 }
-                                t.dense += usize::from(
-                                    model.factors().is_certified()
-                                        && !model.factors().elimination_formed(),
-                                );
+                                Err(_) => {}
                             }
                         }
                     }
                 }
             }
         }
-        for (t, engine) in
-            tallies
-                .iter_mut()
-                .zip(["f64", "log", "accurate", "accurate, seed centred outside"])
+        for (t, engine) in tallies
+            .iter_mut()
+            .zip(["f64", "log", "accurate", "elimination alone"])
         {
             t.row(rooting, engine);
         }

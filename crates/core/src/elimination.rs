@@ -1380,12 +1380,22 @@ fn run_pass<P: NonNegative>(
 pub struct Dual {
     value: f64,
     tangent: f64,
+    /// The tangent's size: the same sums with every term in absolute value
+    /// (see [`Tangent::tangent_size`]).
+    size: f64,
+    /// The sum of the squares of the same terms ([`Tangent::tangent_spread`]).
+    square: f64,
 }
 
 impl Dual {
     /// The value `value ≥ 0` with tangent `tangent`.
     pub fn new(value: f64, tangent: f64) -> Self {
-        Dual { value, tangent }
+        Dual {
+            value,
+            tangent,
+            size: tangent.abs(),
+            square: tangent * tangent,
+        }
     }
 
     /// The value.
@@ -1421,32 +1431,52 @@ impl NonNegative for Dual {
     }
     #[inline]
     fn plus(&self, other: &Self) -> Self {
-        Dual::new(self.value + other.value, self.tangent + other.tangent)
+        Dual {
+            value: self.value + other.value,
+            tangent: self.tangent + other.tangent,
+            size: self.size + other.size,
+            square: self.square + other.square,
+        }
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
-        Dual::new(
-            self.value * other.value,
-            self.tangent * other.value + self.value * other.tangent,
-        )
+        Dual {
+            value: self.value * other.value,
+            tangent: self.tangent * other.value + self.value * other.tangent,
+            size: self.size * other.value + self.value * other.size,
+            square: self.square * (other.value * other.value)
+                + (self.value * self.value) * other.square,
+        }
     }
     #[inline]
     fn over(&self, other: &Self) -> Self {
         let q = self.value / other.value;
-        Dual::new(q, (self.tangent - q * other.tangent) / other.value)
+        Dual {
+            value: q,
+            tangent: (self.tangent - q * other.tangent) / other.value,
+            size: (self.size + q * other.size) / other.value,
+            square: (self.square + q * q * other.square) / (other.value * other.value),
+        }
     }
     fn fraction(&self, rest: &Self) -> Self {
         let d = self.value + rest.value;
         let (l, complement) = (self.value / d, rest.value / d);
-        Dual::new(l, (self.tangent * complement - l * rest.tangent) / d)
+        Dual {
+            value: l,
+            tangent: (self.tangent * complement - l * rest.tangent) / d,
+            size: (self.size * complement + l * rest.size) / d,
+            square: (self.square * complement * complement + l * l * rest.square) / (d * d),
+        }
     }
     #[inline]
     fn add_product(&mut self, a: &Self, b: &Self) {
         self.value += a.value * b.value;
         self.tangent += a.tangent * b.value + a.value * b.tangent;
+        self.size += a.size * b.value + a.value * b.size;
+        self.square += a.square * (b.value * b.value) + (a.value * a.value) * b.square;
     }
     fn is_extreme(&self) -> bool {
-        self.value.is_extreme() || !self.tangent.is_finite()
+        self.value.is_extreme() || !self.size.is_finite()
     }
     #[inline]
     fn magnitude(&self) -> f64 {
@@ -1478,12 +1508,18 @@ fn ln_sum_and_share(hi: f64, lo: f64) -> (f64, f64) {
 pub struct LnDual {
     ln: f64,
     rel: f64,
+    /// The relative size of the tangent ([`Tangent::tangent_size`] over the value).
+    size: f64,
 }
 
 impl LnDual {
     /// The value `e^ln` with relative tangent `rel`.
     pub fn new(ln: f64, rel: f64) -> Self {
-        LnDual { ln, rel }
+        LnDual {
+            ln,
+            rel,
+            size: rel.abs(),
+        }
     }
 
     /// `ln a`.
@@ -1530,15 +1566,27 @@ impl NonNegative for LnDual {
         // a + b = a (1 + b/a); the tangent is the average of the two
         // relative tangents weighted by a/(a+b) and b/(a+b).
         let (ln, share) = ln_sum_and_share(hi.ln, lo.ln);
-        LnDual::new(ln, hi.rel + share * (lo.rel - hi.rel))
+        LnDual {
+            ln,
+            rel: hi.rel + share * (lo.rel - hi.rel),
+            size: hi.size * (1.0 - share) + share * lo.size,
+        }
     }
     #[inline]
     fn times(&self, other: &Self) -> Self {
-        LnDual::new(self.ln + other.ln, self.rel + other.rel)
+        LnDual {
+            ln: self.ln + other.ln,
+            rel: self.rel + other.rel,
+            size: self.size + other.size,
+        }
     }
     #[inline]
     fn over(&self, other: &Self) -> Self {
-        LnDual::new(self.ln - other.ln, self.rel - other.rel)
+        LnDual {
+            ln: self.ln - other.ln,
+            rel: self.rel - other.rel,
+            size: self.size + other.size,
+        }
     }
     #[inline]
     fn magnitude(&self) -> f64 {
@@ -1548,7 +1596,11 @@ impl NonNegative for LnDual {
     fn add_product(&mut self, a: &Self, b: &Self) {
         let p = a.ln + b.ln;
         if p != f64::NEG_INFINITY {
-            *self = self.plus(&LnDual::new(p, a.rel + b.rel));
+            *self = self.plus(&LnDual {
+                ln: p,
+                rel: a.rel + b.rel,
+                size: a.size + b.size,
+            });
         }
     }
     fn fraction(&self, rest: &Self) -> Self {
@@ -1557,7 +1609,11 @@ impl NonNegative for LnDual {
             return LnDual::new(0.0, 0.0);
         }
         let complement = (rest.ln - d.ln).exp();
-        LnDual::new(self.ln - d.ln, complement * (self.rel - rest.rel))
+        LnDual {
+            ln: self.ln - d.ln,
+            rel: complement * (self.rel - rest.rel),
+            size: complement * (self.size + rest.size),
+        }
     }
 }
 
@@ -1566,8 +1622,33 @@ impl NonNegative for LnDual {
 pub trait Tangent: NonNegative {
     /// The weight `w ≥ 0` moving along the score direction `θ̇`: tangent `w θ̇`.
     fn seeded(w: f64, score_tangent: f64) -> Self;
+    /// [`Tangent::seeded`] along `θ̇ − c`: the types with exact anchors
+    /// ([`Anchored`], [`LnAnchored`]) hold the difference exactly (in
+    /// double-double), so that a seed centred by `c` (an exact invariance of
+    /// `J θ̇` when `c` is common to the arcs into one word) adds no rounding
+    /// of its own; the others round it once (from the double-double
+    /// difference), which their size counts.
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        // Rounded once, to a relative error its size counts.
+        Self::seeded(w, Twofold::difference(score_tangent, offsets).value())
+    }
     /// The tangent `ȧ` as an `f64`.
     fn tangent_f64(&self) -> f64;
+    /// The tangent's *size*: the sums and products that formed its rounded
+    /// parts, each term in absolute value (the same rules with every local
+    /// partial and every seed replaced by its absolute value). The rounding
+    /// error of the tangent is at most about `n ε` times it (a running error
+    /// bound: each rounded operation is exact on relatively perturbed
+    /// operands), and the tangent itself can be far smaller where its terms
+    /// cancel.
+    fn tangent_size(&self) -> f64;
+    /// The root of the sum of the squares of the same terms (at most the
+    /// size; the size itself for the types that do not keep it): rounding
+    /// errors of independent terms add like it, and a tangent far below it
+    /// is a cancellation all the same.
+    fn tangent_spread(&self) -> f64 {
+        self.tangent_size()
+    }
 }
 
 impl Tangent for Dual {
@@ -1576,6 +1657,12 @@ impl Tangent for Dual {
     }
     fn tangent_f64(&self) -> f64 {
         self.tangent
+    }
+    fn tangent_size(&self) -> f64 {
+        self.size
+    }
+    fn tangent_spread(&self) -> f64 {
+        self.square.sqrt()
     }
 }
 
@@ -1588,6 +1675,13 @@ impl Tangent for LnDual {
             0.0
         } else {
             self.ln.exp() * self.rel
+        }
+    }
+    fn tangent_size(&self) -> f64 {
+        if self.is_nil() {
+            0.0
+        } else {
+            self.ln.exp() * self.size
         }
     }
 }
@@ -1625,6 +1719,45 @@ pub fn marginals_jvp<D: Tangent>(
     direction: &Matrix<f64>,
     rooting: Rooting,
 ) -> Result<(Matrix<f64>, bool), Numerical> {
+    let zero = Matrix::zeros(weights.rows(), weights.cols());
+    let (v, _, tiny) = marginals_jvp_sized::<D>(weights, direction, [&zero, &zero], rooting)?;
+    Ok((v, tiny))
+}
+
+/// `J θ̇`, the sizes and the spreads of its entries, and whether the run
+/// left `f64`'s safe range ([`marginals_jvp_sized`]).
+pub type SizedJvp = (Matrix<f64>, [Matrix<f64>; 2], bool);
+
+/// [`marginals_jvp`] along `θ̇ − a − b` for the two offset matrices
+/// `offsets = [a, b]` (entry by entry, formed by [`Tangent::seeded_minus`])
+/// with the size and the spread of every entry ([`Tangent::tangent_size`],
+/// [`Tangent::tangent_spread`]): `(J (θ̇ − a − b), [sizes, spreads], tiny)`. The rounding error of entry `e` is at most about
+/// `n ε · size_e`, whatever the cancellation inside the elimination (the
+/// caller compares that with the product it returns). Same cost as
+/// [`marginals_jvp`] plus one multiply-add per tangent operation.
+///
+/// # Errors
+/// As [`marginals`].
+///
+/// ```
+/// use spantree_core::elimination::{marginals_jvp_sized, Dual};
+/// use spantree_core::{Matrix, Rooting};
+/// let w = Matrix::from_row_major(3, 3, vec![0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 0.0, 4.0, 0.0]);
+/// let mut dir = Matrix::zeros(3, 3);
+/// dir[(2, 1)] = 1.0;
+/// let zero = Matrix::zeros(3, 3);
+/// let (jvp, [size, _], _) =
+///     marginals_jvp_sized::<Dual>(&w, &dir, [&zero, &zero], Rooting::Multi)?;
+/// // No cancellation to speak of: the size is of the order of the tangent.
+/// assert!(size[(2, 1)] >= jvp[(2, 1)].abs() && size[(2, 1)] < 10.0 * jvp[(2, 1)].abs());
+/// # Ok::<(), spantree_core::Numerical>(())
+/// ```
+pub fn marginals_jvp_sized<D: Tangent>(
+    weights: &Matrix<f64>,
+    direction: &Matrix<f64>,
+    [a, b]: [&Matrix<f64>; 2],
+    rooting: Rooting,
+) -> Result<SizedJvp, Numerical> {
     let scale = root_scale(weights, rooting);
     let seeded = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
         let w = if h == 0 {
@@ -1635,11 +1768,18 @@ pub fn marginals_jvp<D: Tangent>(
         if w == 0.0 {
             D::nil()
         } else {
-            D::seeded(w, direction[(h, m)])
+            D::seeded_minus(w, direction[(h, m)], [a[(h, m)], b[(h, m)]])
         }
     });
     let (mu, tiny) = checked_marginals(&seeded, rooting)?;
-    Ok((mu.map(Tangent::tangent_f64), tiny))
+    Ok((
+        mu.map(Tangent::tangent_f64),
+        [
+            mu.map(Tangent::tangent_size),
+            mu.map(Tangent::tangent_spread),
+        ],
+        tiny,
+    ))
 }
 
 /// Single-root: the power of two `2^k` that brings the largest root weight
@@ -2106,10 +2246,184 @@ impl Twofold {
         })
     }
 
+    /// `x − a − b` to about `2⁻¹⁰⁵` of the largest term (`x − a` exactly).
+    #[inline]
+    fn difference(x: f64, [a, b]: [f64; 2]) -> Self {
+        let (hi, lo) = two_sum(x, -a);
+        Twofold { hi, lo }.minus(Twofold::of(b))
+    }
+
     /// The nearest `f64` (to a few ulps).
     #[inline]
     fn value(self) -> f64 {
         self.hi + self.lo
+    }
+}
+
+impl Twofold {
+    /// `a · b` to about `2⁻¹⁰⁴` relative (an exact product of the high parts
+    /// by a fused multiply-add, the cross terms rounded).
+    #[inline]
+    fn times(self, other: Self) -> Self {
+        let p = self.hi * other.hi;
+        let e = self.hi.mul_add(other.hi, -p) + (self.hi * other.lo + self.lo * other.hi);
+        let (hi, lo) = two_sum(p, e);
+        Twofold { hi, lo }
+    }
+
+    /// `a / b` to about `2⁻¹⁰⁴` relative (two correction steps).
+    #[inline]
+    fn over(self, other: Self) -> Self {
+        let q1 = self.hi / other.hi;
+        let r = self.minus(other.times(Twofold::of(q1)));
+        let q2 = r.hi / other.hi;
+        let r = r.minus(other.times(Twofold::of(q2)));
+        let q3 = r.hi / other.hi;
+        let (hi, lo) = two_sum(q1, q2);
+        Twofold { hi, lo }.plus(Twofold::of(q3))
+    }
+}
+
+/// [`Dual`] in double-double: value and tangent each about 106 bits, with
+/// the tangent's size ([`Tangent::tangent_size`]) in `f64`. The engines'
+/// escalation when a product on [`Dual`] or [`Anchored`] cancels by more
+/// than `f64` holds (its running error estimate says so): the same
+/// elimination, whose rounding errors are now `2⁻¹⁰⁴` times the size, so
+/// that a cancellation of `2⁴⁰` still leaves about 60 bits. About ten times
+/// the time of [`Dual`].
+///
+/// ```
+/// use spantree_core::elimination::{NonNegative, Tangent, WideDual};
+/// // 1 + 1e-30 moving with relative tangents 1 and 3: the sum's tangent
+/// // 1 + 3e-30 keeps its small part, as no f64 can.
+/// let s = WideDual::seeded(1.0, 1.0).plus(&WideDual::seeded(1e-30, 3.0));
+/// let one = WideDual::seeded(1.0, 1.0);
+/// assert!((s.tangent_minus(&one) - 3e-30).abs() < 1e-45);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WideDual {
+    value: Twofold,
+    tangent: Twofold,
+    size: f64,
+}
+
+impl WideDual {
+    /// The difference of two tangents, rounded once to `f64`.
+    pub fn tangent_minus(&self, other: &Self) -> f64 {
+        self.tangent.minus(other.tangent).value()
+    }
+}
+
+impl NonNegative for WideDual {
+    fn nil() -> Self {
+        WideDual {
+            value: Twofold::ZERO,
+            tangent: Twofold::ZERO,
+            size: 0.0,
+        }
+    }
+    fn unit() -> Self {
+        WideDual::from_weight(1.0)
+    }
+    fn from_weight(x: f64) -> Self {
+        WideDual {
+            value: Twofold::of(x),
+            tangent: Twofold::ZERO,
+            size: 0.0,
+        }
+    }
+    fn to_weight(&self) -> f64 {
+        self.value.value()
+    }
+    fn ln_weight(&self) -> f64 {
+        self.value.hi.ln()
+    }
+    #[inline]
+    fn is_nil(&self) -> bool {
+        self.value.hi == 0.0
+    }
+    #[inline]
+    fn plus(&self, other: &Self) -> Self {
+        WideDual {
+            value: self.value.plus(other.value),
+            tangent: self.tangent.plus(other.tangent),
+            size: self.size + other.size,
+        }
+    }
+    #[inline]
+    fn times(&self, other: &Self) -> Self {
+        WideDual {
+            value: self.value.times(other.value),
+            tangent: self
+                .tangent
+                .times(other.value)
+                .plus(self.value.times(other.tangent)),
+            size: self.size * other.value.hi + self.value.hi * other.size,
+        }
+    }
+    #[inline]
+    fn over(&self, other: &Self) -> Self {
+        let q = self.value.over(other.value);
+        WideDual {
+            value: q,
+            tangent: self.tangent.minus(q.times(other.tangent)).over(other.value),
+            size: (self.size + q.hi * other.size) / other.value.hi,
+        }
+    }
+    fn fraction(&self, rest: &Self) -> Self {
+        let d = self.value.plus(rest.value);
+        let (l, complement) = (self.value.over(d), rest.value.over(d));
+        let tangent = self
+            .tangent
+            .times(complement)
+            .minus(l.times(rest.tangent))
+            .over(d);
+        WideDual {
+            value: l,
+            tangent,
+            size: (self.size * complement.hi + l.hi * rest.size) / d.hi,
+        }
+    }
+    #[inline]
+    fn add_product(&mut self, a: &Self, b: &Self) {
+        if !a.is_nil() && !b.is_nil() {
+            *self = self.plus(&a.times(b));
+        }
+    }
+    /// Outside `[2⁻⁹⁰⁰, 2⁹⁰⁰]`: the low parts of double-double lose their
+    /// bits near `f64`'s subnormals.
+    fn is_extreme(&self) -> bool {
+        let x = self.value.hi;
+        (x != 0.0 && !(1e-270..=1e270).contains(&x)) || !self.size.is_finite()
+    }
+    #[inline]
+    fn magnitude(&self) -> f64 {
+        self.value.hi
+    }
+}
+
+impl Tangent for WideDual {
+    fn seeded(w: f64, score_tangent: f64) -> Self {
+        WideDual {
+            value: Twofold::of(w),
+            tangent: Twofold::of(w).times(Twofold::of(score_tangent)),
+            size: (w * score_tangent).abs(),
+        }
+    }
+    /// The difference held exactly in double-double (no rounding of its own).
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        let d = Twofold::difference(score_tangent, offsets);
+        WideDual {
+            value: Twofold::of(w),
+            tangent: Twofold::of(w).times(d),
+            size: (w * d.hi).abs(),
+        }
+    }
+    fn tangent_f64(&self) -> f64 {
+        self.tangent.value()
+    }
+    fn tangent_size(&self) -> f64 {
+        self.size
     }
 }
 
@@ -2154,6 +2468,10 @@ pub struct Anchored {
     value: f64,
     anchor: Twofold,
     rest: f64,
+    /// The size of the remainder ([`Tangent::tangent_size`]).
+    size: f64,
+    /// The sum of the squares of the remainder's terms.
+    square: f64,
 }
 
 impl Anchored {
@@ -2174,6 +2492,8 @@ impl NonNegative for Anchored {
             value: 0.0,
             anchor: Twofold::ZERO,
             rest: 0.0,
+            size: 0.0,
+            square: 0.0,
         }
     }
     fn unit() -> Self {
@@ -2184,6 +2504,8 @@ impl NonNegative for Anchored {
             value: x,
             anchor: Twofold::ZERO,
             rest: 0.0,
+            size: 0.0,
+            square: 0.0,
         }
     }
     fn to_weight(&self) -> f64 {
@@ -2212,6 +2534,8 @@ impl NonNegative for Anchored {
             value: big.value + small.value,
             anchor: big.anchor,
             rest: big.rest + small.rest + excess,
+            size: big.size + small.size + excess.abs(),
+            square: big.square + small.square + excess * excess,
         }
     }
     #[inline]
@@ -2220,6 +2544,9 @@ impl NonNegative for Anchored {
             value: self.value * other.value,
             anchor: self.anchor.plus(other.anchor),
             rest: self.rest * other.value + self.value * other.rest,
+            size: self.size * other.value + self.value * other.size,
+            square: self.square * (other.value * other.value)
+                + (self.value * self.value) * other.square,
         }
     }
     #[inline]
@@ -2232,6 +2559,8 @@ impl NonNegative for Anchored {
             value: q,
             anchor: self.anchor.minus(other.anchor),
             rest: (self.rest - q * other.rest) / other.value,
+            size: (self.size + q * other.size) / other.value,
+            square: (self.square + q * q * other.square) / (other.value * other.value),
         }
     }
     fn fraction(&self, rest: &Self) -> Self {
@@ -2245,17 +2574,25 @@ impl NonNegative for Anchored {
         let (l, complement) = (self.value / d, rest.value / d);
         let delta = self.anchor.minus(rest.anchor);
         let s = (self.rest * complement - l * rest.rest) / d;
+        let size = (self.size * complement + l * rest.size) / d;
+        let square = (self.square * complement * complement + l * l * rest.square) / (d * d);
         if self.value >= rest.value {
+            let excess = delta.value() * l * complement;
             Anchored {
                 value: l,
                 anchor: Twofold::ZERO,
-                rest: s + delta.value() * l * complement,
+                rest: s + excess,
+                size: size + excess.abs(),
+                square: square + excess * excess,
             }
         } else {
+            let excess = delta.value() * l * l;
             Anchored {
                 value: l,
                 anchor: delta,
-                rest: s - delta.value() * l * l,
+                rest: s - excess,
+                size: size + excess.abs(),
+                square: square + excess * excess,
             }
         }
     }
@@ -2266,7 +2603,7 @@ impl NonNegative for Anchored {
         }
     }
     fn is_extreme(&self) -> bool {
-        self.value.is_extreme() || !self.rest.is_finite() || !self.anchor.hi.is_finite()
+        self.value.is_extreme() || !self.size.is_finite() || !self.anchor.hi.is_finite()
     }
     #[inline]
     fn magnitude(&self) -> f64 {
@@ -2275,11 +2612,22 @@ impl NonNegative for Anchored {
 }
 
 impl Tangent for Anchored {
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        Anchored {
+            value: w,
+            anchor: Twofold::difference(score_tangent, offsets),
+            rest: 0.0,
+            size: 0.0,
+            square: 0.0,
+        }
+    }
     fn seeded(w: f64, score_tangent: f64) -> Self {
         Anchored {
             value: w,
             anchor: Twofold::of(score_tangent),
             rest: 0.0,
+            size: 0.0,
+            square: 0.0,
         }
     }
     fn tangent_f64(&self) -> f64 {
@@ -2287,6 +2635,15 @@ impl Tangent for Anchored {
             return self.rest;
         }
         self.anchor.hi * self.value + (self.anchor.lo * self.value + self.rest)
+    }
+    /// The remainder's size plus the anchored part `|o| a`, whose value
+    /// `a` carries the relative error of the marginal.
+    fn tangent_size(&self) -> f64 {
+        self.size + (self.anchor.hi * self.value).abs()
+    }
+    fn tangent_spread(&self) -> f64 {
+        let anchored = self.anchor.hi * self.value;
+        (self.square + anchored * anchored).sqrt()
     }
 }
 
@@ -2306,6 +2663,8 @@ pub struct LnAnchored {
     ln: f64,
     anchor: Twofold,
     rel: f64,
+    /// The relative size of the remainder ([`Tangent::tangent_size`] over the value).
+    size: f64,
 }
 
 impl LnAnchored {
@@ -2326,6 +2685,7 @@ impl NonNegative for LnAnchored {
             ln: f64::NEG_INFINITY,
             anchor: Twofold::ZERO,
             rel: 0.0,
+            size: 0.0,
         }
     }
     fn unit() -> Self {
@@ -2336,6 +2696,7 @@ impl NonNegative for LnAnchored {
             ln: x.ln(),
             anchor: Twofold::ZERO,
             rel: 0.0,
+            size: 0.0,
         }
     }
     fn to_weight(&self) -> f64 {
@@ -2364,6 +2725,7 @@ impl NonNegative for LnAnchored {
             ln,
             anchor: hi.anchor,
             rel: hi.rel + share * (lo.rel - hi.rel + excess),
+            size: hi.size * (1.0 - share) + share * (lo.size + excess.abs()),
         }
     }
     #[inline]
@@ -2375,6 +2737,7 @@ impl NonNegative for LnAnchored {
             ln: self.ln + other.ln,
             anchor: self.anchor.plus(other.anchor),
             rel: self.rel + other.rel,
+            size: self.size + other.size,
         }
     }
     #[inline]
@@ -2386,6 +2749,7 @@ impl NonNegative for LnAnchored {
             ln: self.ln - other.ln,
             anchor: self.anchor.minus(other.anchor),
             rel: self.rel - other.rel,
+            size: self.size + other.size,
         }
     }
     #[inline]
@@ -2410,28 +2774,42 @@ impl NonNegative for LnAnchored {
         let l = (self.ln - d.ln).exp();
         let delta = self.anchor.minus(rest.anchor);
         let base = complement * (self.rel - rest.rel);
+        let size = complement * (self.size + rest.size);
         if self.ln >= rest.ln {
+            let excess = complement * delta.value();
             LnAnchored {
                 ln: self.ln - d.ln,
                 anchor: Twofold::ZERO,
-                rel: base + complement * delta.value(),
+                rel: base + excess,
+                size: size + excess.abs(),
             }
         } else {
+            let excess = l * delta.value();
             LnAnchored {
                 ln: self.ln - d.ln,
                 anchor: delta,
-                rel: base - l * delta.value(),
+                rel: base - excess,
+                size: size + excess.abs(),
             }
         }
     }
 }
 
 impl Tangent for LnAnchored {
+    fn seeded_minus(w: f64, score_tangent: f64, offsets: [f64; 2]) -> Self {
+        LnAnchored {
+            ln: w.ln(),
+            anchor: Twofold::difference(score_tangent, offsets),
+            rel: 0.0,
+            size: 0.0,
+        }
+    }
     fn seeded(w: f64, score_tangent: f64) -> Self {
         LnAnchored {
             ln: w.ln(),
             anchor: Twofold::of(score_tangent),
             rel: 0.0,
+            size: 0.0,
         }
     }
     fn tangent_f64(&self) -> f64 {
@@ -2440,6 +2818,13 @@ impl Tangent for LnAnchored {
         }
         let w = self.ln.exp();
         self.anchor.hi * w + (self.anchor.lo + self.rel) * w
+    }
+    /// As [`Anchored`]'s: the remainder's size plus `|o| a`.
+    fn tangent_size(&self) -> f64 {
+        if self.is_nil() {
+            return 0.0;
+        }
+        (self.size + self.anchor.hi.abs()) * self.ln.exp()
     }
 }
 

@@ -121,6 +121,21 @@ pub enum Inaccuracy {
         /// (`0`: the root's row, or multi-root the number of root arcs).
         word: Option<usize>,
     },
+    /// A derivative from the cancellation-free elimination (the
+    /// vector–Jacobian product of `accurate`'s elimination route) whose
+    /// tangents cancel inside the elimination by more than `f64` holds, by
+    /// the product's own running error estimate (see
+    /// [`Eliminated`](crate::engine::Eliminated)): typically a seed whose
+    /// covariance with the marginals is far below `μ · |seed|` on a nearly
+    /// deterministic graph (arc scores spread over `±50`, the seed the
+    /// indicator of an unlikely tree). The arc is the one of largest
+    /// estimated error.
+    EliminationCancellation {
+        /// The head of that arc (`0` the root).
+        head: usize,
+        /// Its dependent.
+        dependent: usize,
+    },
 }
 
 impl fmt::Display for Inaccuracy {
@@ -144,6 +159,11 @@ impl fmt::Display for Inaccuracy {
             Inaccuracy::SmallDerivative { word: None } => write!(
                 f,
                 "the derivative is a small difference of large parts"
+            ),
+            Inaccuracy::EliminationCancellation { head, dependent } => write!(
+                f,
+                "the elimination's derivative of the marginal of arc {head} -> {dependent} is a \
+                 small difference of large parts"
             ),
         }
     }
@@ -169,6 +189,14 @@ impl fmt::Display for Numerical {
                 f,
                 "the weight of arc {head} -> {dependent} underflows f64 next to the best arc \
                  into {dependent}, and the trees through it may matter; try the exact backend"
+            ),
+            Numerical::Inaccurate {
+                cause: cause @ Inaccuracy::EliminationCancellation { .. },
+                bits,
+            } => write!(
+                f,
+                "the derivative cannot be certified in f64 ({cause}: about {bits} correct \
+                 bits estimated); use the high or exact backend"
             ),
             Numerical::Inaccurate { cause, bits } => write!(
                 f,

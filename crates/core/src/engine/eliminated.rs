@@ -2,12 +2,13 @@
 
 use std::sync::OnceLock;
 
+use super::DERIVATIVE_BITS;
 use super::{Dense, Factorization, Factors};
 use crate::elimination::{
     self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
-    NonNegative, PowerOfTwo, RootTangent, Tangent,
+    NonNegative, PowerOfTwo, RootTangent, Tangent, WideDual,
 };
-use crate::error::Numerical;
+use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
@@ -60,6 +61,30 @@ use crate::scalar::Sign;
 ///   multi-root entropy-type seeds `log₂ |c|` bits. It runs on [`Graded`]
 ///   numbers instead, whose tangents split into an integer multiple of the
 ///   value, added exactly, and a remainder of the size of the answer.
+///
+/// # Never silently wrong: the running error estimate
+///
+/// Those bounds are relative to the *uncancelled* size of the tangent's
+/// terms, and on nearly deterministic graphs the terms can cancel far
+/// beyond the covariance itself: a path through the root and one through
+/// an arc into the same word carry tangents `±4.6e-4` that cancel to
+/// `1e-15` in the next pivot (measured: arc scores in `±50`, the seed the
+/// indicator of an unlikely tree, 0–30 correct bits returned before, with
+/// no error). Every tangent type therefore carries, next to its tangent,
+/// its size and its spread ([`Tangent::tangent_size`],
+/// [`Tangent::tangent_spread`]: the sum, and the root of the sum of
+/// squares, of the same terms in absolute value), one more multiply-add per
+/// operation. The product's error is estimated as `c ε √n spread_e` per
+/// entry (`c = 2`, calibrated against `HighPrecision<512>` by the
+/// `vjp_calibration` example of `spantree-faer`: no product below 45 bits
+/// passed, `n = 3`–`8` and `36`), summed as the model's column identities
+/// sum the entries, and compared norm-wise with the product. Below
+/// [`DERIVATIVE_BITS`] the product is recomputed on [`WideDual`] numbers
+/// (values and tangents in double-double, about ten times the time), whose
+/// errors are `2⁻⁵²` of those; if that is still below, the call fails with
+/// [`Inaccuracy::EliminationCancellation`] naming the arc of largest
+/// estimated error. The centring offsets enter anchored numbers exactly
+/// ([`Tangent::seeded_minus`]), since no size could see their rounding.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
     /// The weights, single-root with the root row scaled by `root_scale`
@@ -197,23 +222,26 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok(nu)
     }
 
-    /// `J θ̇` by the elimination on dual numbers, or on anchored ones when
-    /// `anchored` (nearly certain arcs), in log space when the `f64` run
-    /// left `f64`'s safe range.
-    fn jvp(&self, direction: &Matrix<f64>, anchored: bool) -> Result<Matrix<f64>, Numerical> {
-        let (w, d, r) = (&self.weights, direction, self.rooting);
+    /// `J θ̇` and the size of each entry ([`Tangent::tangent_size`]) by the
+    /// elimination on dual numbers, or on anchored ones when `anchored`
+    /// (nearly certain arcs), in log space when the `f64` run left `f64`'s
+    /// safe range.
+    fn jvp(&self, (d, a, b): &Centred, anchored: bool) -> Result<Sized, Numerical> {
+        let (w, r, o) = (&self.weights, self.rooting, [a, b]);
         if anchored {
-            let (v, tiny) = elimination::marginals_jvp::<P::Anchored>(w, d, r)?;
+            let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Anchored>(w, d, o, r)?;
             if !tiny {
-                return Ok(v);
+                return Ok((v, size));
             }
-            return Ok(elimination::marginals_jvp::<LnAnchored>(w, d, r)?.0);
+            let (v, size, _) = elimination::marginals_jvp_sized::<LnAnchored>(w, d, o, r)?;
+            return Ok((v, size));
         }
-        let (v, tiny) = elimination::marginals_jvp::<P::Dual>(w, d, r)?;
+        let (v, size, tiny) = elimination::marginals_jvp_sized::<P::Dual>(w, d, o, r)?;
         if !tiny {
-            return Ok(v);
+            return Ok((v, size));
         }
-        Ok(elimination::marginals_jvp::<LnDual>(w, d, r)?.0)
+        let (v, size, _) = elimination::marginals_jvp_sized::<LnDual>(w, d, o, r)?;
+        Ok((v, size))
     }
 
     /// `J 1_root = Cov[1_e, #root arcs]` (multi-root) by the elimination on
@@ -226,6 +254,93 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             return Ok(v);
         }
         Ok(elimination::root_scaling_jvp::<LnGraded>(&self.weights)?.0)
+    }
+
+    /// [`Factors::marginals_vjp`] in `f64` alone, without its escalation
+    /// to double-double and without its refusal: the product `J ḡ` (before
+    /// the model's column identities) and its estimated correct bits
+    /// norm-wise after them (the running error estimate of [`Eliminated`],
+    /// `O(n²)` on top of the product). For calibration and diagnostics.
+    ///
+    /// # Errors
+    /// As [`elimination::marginals`].
+    pub fn estimated_vjp(&self, seed: &Matrix<f64>) -> Result<(Matrix<f64>, f64), Numerical> {
+        let (v, accuracy) = self.sized_vjp(seed, false)?;
+        Ok((v, accuracy.bits))
+    }
+
+    /// [`Eliminated::estimated_vjp`] with the arc of largest estimated
+    /// error, escalated to double-double when `escalate` and the `f64`
+    /// product's estimate is below [`DERIVATIVE_BITS`].
+    fn sized_vjp(
+        &self,
+        seed: &Matrix<f64>,
+        escalate: bool,
+    ) -> Result<(Matrix<f64>, Accuracy), Numerical> {
+        let mu = self.marginals()?;
+        let n1 = self.weights.rows();
+        let roots = || (1..n1).filter(|&m| self.weights[(0, m)] != 0.0);
+        // Multi-root: a common offset c of the root seeds (root scores far
+        // below the arcs' in an entropy seed) is split off, J ḡ =
+        // J (ḡ − c 1_root) + c J 1_root, so that the large c never mixes
+        // with the small arc seeds; J 1_root = Cov[1_e, #root arcs] comes
+        // from its own run on graded numbers, accurate relative to its own
+        // size (the integer parts of its tangents cancel exactly).
+        let mass: f64 = roots().map(|m| mu[(0, m)]).sum();
+        let offset = if self.rooting == Rooting::Multi && mass > 0.0 {
+            roots().map(|m| mu[(0, m)] * seed[(0, m)]).sum::<f64>() / mass
+        } else {
+            0.0
+        };
+        let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
+        let split = offset.abs() > rest;
+        let anchored = nearly_certain(&mu, self.rooting);
+        // The split offset is taken from the root seeds as the elimination
+        // seeds its numbers (exactly on anchored ones), like the centring.
+        let split_offset = if split { offset } else { 0.0 };
+        let direction = centred(seed, &self.weights, &mu, self.rooting, split_offset);
+        let per_root = if split { Some(self.root_jvp()?) } else { None };
+        // J 1_root keeps a few n ε relative to its own entries
+        // (`elimination::root_scaling_jvp`): its size is itself.
+        let with_roots = |(mut v, [mut size, mut spread]): Sized| {
+            if let Some(per_root) = &per_root {
+                for (((x, s), q), y) in v
+                    .as_mut_slice()
+                    .iter_mut()
+                    .zip(size.as_mut_slice())
+                    .zip(spread.as_mut_slice())
+                    .zip(per_root.as_slice())
+                {
+                    *x += offset * y;
+                    *s += (offset * y).abs();
+                    *q = q.hypot(offset * y);
+                }
+            }
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
+            (v, accuracy)
+        };
+        let (v, accuracy) = with_roots(self.jvp(&direction, anchored)?);
+        if accuracy.bits >= DERIVATIVE_BITS || !escalate {
+            return Ok((v, accuracy));
+        }
+        // Escalation: the same product in double-double, whose rounding
+        // errors are `2⁻⁵²` times those of `f64` against the same size.
+        let (w, r) = (&self.weights, self.rooting);
+        let (d, a, b) = &direction;
+        match elimination::marginals_jvp_sized::<WideDual>(w, d, [a, b], r) {
+            Ok((wide, [size, spread], false)) => {
+                let size = [
+                    size.map(|&s| s * f64::EPSILON),
+                    spread.map(|&s| s * f64::EPSILON),
+                ];
+                let (wide, wide_accuracy) = with_roots((wide, size));
+                if wide_accuracy.bits > accuracy.bits {
+                    return Ok((wide, wide_accuracy));
+                }
+                Ok((v, accuracy))
+            }
+            _ => Ok((v, accuracy)),
+        }
     }
 
     /// `det L` as `(mantissa, exponent)` from `f64` pivots, formed once:
@@ -310,46 +425,181 @@ pub(crate) fn eliminated_columns(
     }
 }
 
+/// A product and the sizes and spreads of its entries
+/// ([`Tangent::tangent_size`], [`Tangent::tangent_spread`]).
+type Sized = (Matrix<f64>, [Matrix<f64>; 2]);
+
+/// A seed and two offsets to take from it ([`centred`]).
+type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
+
+/// The factor `c` of the running error estimate of an elimination product
+/// ([`Accuracy`]): the error of entry `e` is estimated as
+/// `c ε √n spread_e` ([`Tangent::tangent_spread`]). Calibrated against
+/// `HighPrecision<512>` by the `vjp_calibration` example of `spantree-faer`
+/// (see [`Eliminated`]): with `c = 1` the estimate flagged every product
+/// below 45 bits of the sweep at `n ≤ 8`, by a margin of 0.8 bits at the
+/// closest; `2` adds a bit.
+const ELIMINATION_ERROR_FACTOR: f64 = 2.0;
+
+/// The estimated accuracy of an elimination product.
+struct Accuracy {
+    /// Correct bits norm-wise, `0..=53`.
+    bits: f64,
+    /// The arc `(head, dependent)` of largest estimated error.
+    arc: (usize, usize),
+}
+
+impl Accuracy {
+    /// The estimated correct bits, norm-wise, of the elimination's product `v`
+    /// (unbalanced, as [`Eliminated::marginals_vjp`] returns it) once the model
+    /// has imposed the column identities (`gradient::balance`): every entry
+    /// errs by about `c ε √n spread_e` ([`ELIMINATION_ERROR_FACTOR`], a running error
+    /// bound: see [`Tangent::tangent_size`]), the entry that `balance`
+    /// replaces by minus the sum of its column (the marginal above `1/2`; single-root
+    /// also the root arc above `1/2`) by the sum of the others' errors; and
+    /// the arc of largest estimated error. `O(n²)`.
+    fn of(
+        v: &Matrix<f64>,
+        [size, spread]: [&Matrix<f64>; 2],
+        mu: &Matrix<f64>,
+        rooting: Rooting,
+    ) -> Self {
+        let n1 = v.rows();
+        let mut balanced = [v.clone()];
+        crate::gradient::balance(&mut balanced, std::slice::from_ref(mu), rooting);
+        let [balanced] = balanced;
+        let root_n = ((n1 - 1) as f64).sqrt();
+        let mut error = Matrix::from_fn(n1, n1, |h, m| {
+            let by_spread = ELIMINATION_ERROR_FACTOR * f64::EPSILON * root_n * spread[(h, m)];
+            // The squares of the spread under- or overflow before the
+            // terms do: then the size, an upper bound of the spread.
+            if by_spread.is_finite() && (by_spread > 0.0 || size[(h, m)] == 0.0) {
+                by_spread
+            } else {
+                ELIMINATION_ERROR_FACTOR * f64::EPSILON * root_n * size[(h, m)]
+            }
+        });
+        let column_sum = |e: &Matrix<f64>, skip: (usize, usize)| -> f64 {
+            (0..n1)
+                .filter(|&h| h != skip.1 && (h, skip.1) != skip)
+                .map(|h| e[(h, skip.1)])
+                .sum()
+        };
+        let mut fixed = Vec::new();
+        for m in 1..n1 {
+            if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5) {
+                fixed.push((t, m));
+            }
+        }
+        for &(t, m) in &fixed {
+            error[(t, m)] = column_sum(&error, (t, m));
+        }
+        if rooting == Rooting::Single {
+            if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
+                if !fixed.contains(&(0, m)) {
+                    error[(0, m)] = (1..n1).filter(|&j| j != m).map(|j| error[(0, j)]).sum();
+                }
+            }
+        }
+        let norm = balanced
+            .as_slice()
+            .iter()
+            .map(|x| x * x)
+            .sum::<f64>()
+            .sqrt();
+        let total = error.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+        let mut worst = (0, 1);
+        for h in 0..n1 {
+            for m in 1..n1 {
+                if error[(h, m)] > error[worst] {
+                    worst = (h, m);
+                }
+            }
+        }
+        let bits = if total == 0.0 {
+            53.0
+        } else {
+            let b = -(total / norm).log2();
+            if b.is_nan() {
+                0.0
+            } else {
+                b.clamp(0.0, 53.0)
+            }
+        };
+        Accuracy { bits, arc: worst }
+    }
+
+    /// `Ok` when the product keeps [`DERIVATIVE_BITS`] norm-wise by the
+    /// estimate; otherwise the typed refusal naming the arc of largest
+    /// estimated error.
+    fn certify(&self) -> Result<(), Numerical> {
+        if self.bits >= DERIVATIVE_BITS {
+            return Ok(());
+        }
+        let (head, dependent) = self.arc;
+        Err(Numerical::Inaccurate {
+            cause: Inaccuracy::EliminationCancellation { head, dependent },
+            bits: self.bits as u32,
+        })
+    }
+}
+
 fn in_log_space<P: NonNegative>(weights: &Matrix<P>) -> Matrix<LnPositive> {
     weights.map(|w| LnPositive::from_ln(w.ln_weight()))
 }
 
-/// The seed `ḡ` minus, on the arcs into each word, its mean under the
-/// marginals (and, single-root, the same on the root arcs): `J ḡ` is
-/// unchanged (see [`Eliminated`]), and the terms the elimination sums are
-/// as small as the seed allows. Zero on forbidden arcs. `O(n²)`.
+/// The seed `ḡ` (zero on forbidden arcs) and the offsets to take from it:
+/// on the arcs into each word, its mean under the marginals (and,
+/// single-root, the same on the root arcs first). `J ḡ` is unchanged by
+/// them (see [`Eliminated`]), and the terms the elimination sums are as
+/// small as the seed allows. The difference is formed when the
+/// elimination seeds its numbers ([`Tangent::seeded_minus`]): exactly, on
+/// anchored numbers. `O(n²)`.
 fn centred(
     seed: &Matrix<f64>,
     weights: &Matrix<f64>,
     mu: &Matrix<f64>,
     rooting: Rooting,
-) -> Matrix<f64> {
+    split: f64,
+) -> Centred {
     let n1 = weights.rows();
-    let mut dir = Matrix::from_fn(n1, n1, |h, m| {
+    let dir = Matrix::from_fn(n1, n1, |h, m| {
         if weights[(h, m)] == 0.0 {
             0.0
         } else {
             seed[(h, m)]
         }
     });
+    let mut root = Matrix::zeros(n1, n1);
+    let mut column = Matrix::zeros(n1, n1);
     // The root arcs first: root seeds share a large offset when root scores
-    // are far below the arcs', and subtracting it here (exactly, when the
-    // seeds are close) keeps it out of the arc seeds of every column.
+    // are far below the arcs', and subtracting it here keeps it out of the
+    // arc seeds of every column.
     if rooting == Rooting::Single {
         let roots = || (1..n1).filter(|&m| weights[(0, m)] != 0.0);
         let mean: f64 = roots().map(|m| mu[(0, m)] * dir[(0, m)]).sum();
         for m in roots() {
-            dir[(0, m)] -= mean;
+            root[(0, m)] = mean;
+        }
+    } else {
+        // Multi-root: the common offset of the root seeds split off by the
+        // caller (`J 1_root` adds it back).
+        for m in (1..n1).filter(|&m| weights[(0, m)] != 0.0) {
+            root[(0, m)] = split;
         }
     }
     for m in 1..n1 {
         let allowed = || (0..n1).filter(move |&h| h != m && weights[(h, m)] != 0.0);
-        let mean: f64 = allowed().map(|h| mu[(h, m)] * dir[(h, m)]).sum();
+        // The column's mean of the seed after the root offset (rounded: any
+        // constant common to the column is an exact invariance).
+        let mean: f64 = allowed()
+            .map(|h| mu[(h, m)] * (dir[(h, m)] - root[(h, m)]))
+            .sum();
         for h in allowed() {
-            dir[(h, m)] -= mean;
+            column[(h, m)] = mean;
         }
     }
-    dir
+    (dir, root, column)
 }
 
 /// Whether some arc is certain to within `2⁻²⁶`: `1 − μ_e`, summed from the
@@ -474,35 +724,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// `f64`'s safe range. About `4.5 n³` multiply-adds on top of the
     /// (cached) marginals; no dense factorisation.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
-        let mu = self.marginals()?;
-        let n1 = self.weights.rows();
-        let roots = || (1..n1).filter(|&m| self.weights[(0, m)] != 0.0);
-        // Multi-root: a common offset c of the root seeds (root scores far
-        // below the arcs' in an entropy seed) is split off, J ḡ =
-        // J (ḡ − c 1_root) + c J 1_root, so that the large c never mixes
-        // with the small arc seeds; J 1_root = Cov[1_e, #root arcs] comes
-        // from its own run on graded numbers, accurate relative to its own
-        // size (the integer parts of its tangents cancel exactly).
-        let mass: f64 = roots().map(|m| mu[(0, m)]).sum();
-        let offset = if self.rooting == Rooting::Multi && mass > 0.0 {
-            roots().map(|m| mu[(0, m)] * seed[(0, m)]).sum::<f64>() / mass
-        } else {
-            0.0
-        };
-        let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
-        let mut seed = seed.clone();
-        let split = offset.abs() > rest;
-        if split {
-            roots().for_each(|m| seed[(0, m)] -= offset);
-        }
-        let anchored = nearly_certain(&mu, self.rooting);
-        let mut v = self.jvp(&centred(&seed, &self.weights, &mu, self.rooting), anchored)?;
-        if split {
-            let per_root = self.root_jvp()?;
-            for (x, y) in v.as_mut_slice().iter_mut().zip(per_root.as_slice()) {
-                *x += offset * y;
-            }
-        }
+        let (v, accuracy) = self.sized_vjp(seed, true)?;
+        accuracy.certify()?;
         Ok(v)
     }
 
