@@ -166,3 +166,46 @@ fn refusal_names_the_arc_and_the_way_out() {
     );
     assert!(message.contains("high or exact backend"), "{message}");
 }
+
+/// Where every tree adds the same seed, `Cov[1_e, ḡ · 1_T] = 0` exactly: a
+/// graph with one tree, a seed constant on each word's arcs (multi-root),
+/// and single-root a seed equal on every tree (the attachment seed of
+/// `n = 2` with both words on the root). The elimination (`LogAccurate`
+/// always takes it) returns exactly zero, never a refusal of its rounding
+/// noise against a zero norm (the identity is the oracle).
+#[test]
+fn products_zero_by_structure_are_exactly_zero() {
+    use spantree_faer::LogAccurate;
+    let mut rng = SplitMix64::new(7);
+    for rooting in Rooting::ALL {
+        for n in [1, 2, 5] {
+            let s = normal_scores(&mut rng, n, 1.0, 0.0);
+            let graph = Graph::from_scores(&rows(&s)).expect("valid");
+            let n1 = n + 1;
+            let per_word = Matrix::from_fn(n1, n1, |_, m| m as f64 * 0.37 - 1.0);
+            let mut seeds = vec![per_word];
+            if n == 1 {
+                seeds.push(Matrix::from_fn(n1, n1, |h, m| (h + 3 * m) as f64));
+            }
+            if n == 2 && rooting == Rooting::Single {
+                seeds.push(Matrix::from_fn(n1, n1, |h, m| f64::from(h == 0 && m > 0)));
+            }
+            for seed in &seeds {
+                for v in [
+                    Model::new(LogAccurate, &graph, rooting)
+                        .expect("model")
+                        .marginals_vjp(seed),
+                    Model::new(Accurate, &graph, rooting)
+                        .expect("model")
+                        .marginals_vjp(seed),
+                ] {
+                    let v = v.unwrap_or_else(|e| panic!("n = {n} {rooting:?}: {e}"));
+                    assert!(
+                        v.as_slice().iter().all(|&x| x == 0.0),
+                        "n = {n} {rooting:?}: {v:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -897,7 +897,7 @@ pub fn complex_step_expectations<E: Engine>(engine: E, tol: Tolerance, max_n: us
         let label_ref = (case.labels() > 1).then_some(labels.as_slice());
         let g = model
             .grad_expected_attachment(&heads, label_ref)
-            .expect("∇E[attachment]");
+            .unwrap_or_else(|e| panic!("∇E[attachment] n={n} {:?}: {e:?}", case.rooting));
         case.check(
             &format!("{} ∂E[attachment]/∂θ", engine.name()),
             &g,

@@ -396,7 +396,7 @@ pub(crate) fn centred_with<S: Scalar>(
 /// is its root arc adds the same to every tree). Every tree has one arc
 /// into each word and one root arc, so its seed sum is `Σ_m c_m + r`, and
 /// the product is exactly zero. `O(n²)`.
-fn single_root_constant<S: Scalar>(seed: &Matrix<S>, weights: &Matrix<S>) -> bool {
+pub(crate) fn single_root_constant<S: Scalar>(seed: &Matrix<S>, weights: &Matrix<S>) -> bool {
     let n1 = weights.rows();
     let mut r: Option<S> = None;
     for m in 1..n1 {
@@ -446,7 +446,7 @@ fn balanced_sizes<S: Scalar>(size: &mut [f64], mu: &Matrix<S>) {
 /// multi-root (a necessary condition: it may keep an arc in no single-root
 /// tree, which only makes the estimate more cautious). One search per word,
 /// `O(n³)`.
-fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec<bool> {
+pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec<bool> {
     let n1 = weights.rows();
     let allowed = |h: usize, m: usize| h != m && m > 0 && !weights[(h, m)].is_zero();
     // The nodes reached from `start` over allowed arcs, never entering

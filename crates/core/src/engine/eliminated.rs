@@ -279,6 +279,16 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     ) -> Result<(Matrix<f64>, Accuracy), Numerical> {
         let mu = self.marginals()?;
         let n1 = self.weights.rows();
+        // Every single-root tree adds the same seed: the product is exactly 0.
+        if self.rooting == Rooting::Single
+            && super::derivative_check::single_root_constant(seed, &self.weights)
+        {
+            let accuracy = Accuracy {
+                bits: 53.0,
+                arc: (0, 1),
+            };
+            return Ok((Matrix::zeros(n1, n1), accuracy));
+        }
         let roots = || (1..n1).filter(|&m| self.weights[(0, m)] != 0.0);
         // Multi-root: a common offset c of the root seeds (root scores far
         // below the arcs' in an entropy seed) is split off, J ḡ =
@@ -316,6 +326,19 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                     *q = q.hypot(offset * y);
                 }
             }
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
+            if accuracy.bits >= DERIVATIVE_BITS {
+                return (v, accuracy);
+            }
+            // Before a refusal, what is zero by structure: the covariance of
+            // an arc in no tree, or in every tree (the one live head of its
+            // word), with anything is exactly 0 (`O(n³)`, on this path only;
+            // a graph with one tree is never refused).
+            zero_by_structure(
+                [&mut v, &mut size, &mut spread],
+                &self.weights,
+                self.rooting,
+            );
             let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
             (v, accuracy)
         };
@@ -544,6 +567,24 @@ impl Accuracy {
     }
 }
 
+/// Sets to zero, in each of `matrices`, the entries of the arcs whose
+/// marginal is constant: arcs in no tree (by
+/// [`live_arcs`](super::derivative_check::live_arcs)) and the arcs into a
+/// word with at most one live head (that head is in every tree). Their
+/// vector–Jacobian products `Cov[1_e, ḡ · 1_T]` are exactly `0`. `O(n³)`.
+fn zero_by_structure(mut matrices: [&mut Matrix<f64>; 3], weights: &Matrix<f64>, rooting: Rooting) {
+    let n1 = weights.rows();
+    let live = super::derivative_check::live_arcs(weights, rooting);
+    for m in 1..n1 {
+        let heads = (0..n1).filter(|&h| live[h * n1 + m]).count();
+        for h in (0..n1).filter(|&h| heads <= 1 || !live[h * n1 + m]) {
+            for x in matrices.iter_mut() {
+                (**x)[(h, m)] = 0.0;
+            }
+        }
+    }
+}
+
 fn in_log_space<P: NonNegative>(weights: &Matrix<P>) -> Matrix<LnPositive> {
     weights.map(|w| LnPositive::from_ln(w.ln_weight()))
 }
@@ -577,7 +618,11 @@ fn centred(
     // arc seeds of every column.
     if rooting == Rooting::Single {
         let roots = || (1..n1).filter(|&m| weights[(0, m)] != 0.0);
-        let mean: f64 = roots().map(|m| mu[(0, m)] * dir[(0, m)]).sum();
+        let first = roots().next().map(|m| dir[(0, m)]);
+        let mean: f64 = match first {
+            Some(c) if roots().all(|m| dir[(0, m)] == c) => c,
+            _ => roots().map(|m| mu[(0, m)] * dir[(0, m)]).sum(),
+        };
         for m in roots() {
             root[(0, m)] = mean;
         }
@@ -592,9 +637,14 @@ fn centred(
         let allowed = || (0..n1).filter(move |&h| h != m && weights[(h, m)] != 0.0);
         // The column's mean of the seed after the root offset (rounded: any
         // constant common to the column is an exact invariance).
-        let mean: f64 = allowed()
-            .map(|h| mu[(h, m)] * (dir[(h, m)] - root[(h, m)]))
-            .sum();
+        // A column whose seeds are all equal adds that seed to every tree:
+        // its offset is the seed itself, so its direction is exactly zero.
+        let value = |h: usize| dir[(h, m)] - root[(h, m)];
+        let first = allowed().next().map(value);
+        let mean: f64 = match first {
+            Some(c) if allowed().all(|h| value(h) == c) => c,
+            _ => allowed().map(|h| mu[(h, m)] * value(h)).sum(),
+        };
         for h in allowed() {
             column[(h, m)] = mean;
         }
