@@ -431,10 +431,8 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
         return None;
     }
     // Per column over `h ≠ m`: the largest marginal, their sum, and the
-    // number of allowed arcs.
-    let mut top = vec![0.0f64; n1];
-    let mut sum = vec![0.0f64; n1];
-    let mut allowed = vec![0usize; n1];
+    // number of allowed arcs, side by side (one stream for the sweep).
+    let mut state = vec![(0.0f64, 0.0f64, 0usize); n1];
     for (h, (ur, wr)) in mu
         .as_slice()
         .chunks_exact(n1)
@@ -444,14 +442,10 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
         // Every column but the diagonal one: the row's two sides of `h`.
         for (from, to) in [(0, h), (h + 1, n1)] {
             let cells = ur[from..to].iter().zip(&wr[from..to]);
-            let state = top[from..to]
-                .iter_mut()
-                .zip(&mut sum[from..to])
-                .zip(&mut allowed[from..to]);
-            for (((t, s), a), (&x, w)) in state.zip(cells) {
-                *t = t.max(x);
-                *s += x;
-                *a += usize::from(!w.is_zero());
+            for ((top, sum, allowed), (&x, w)) in state[from..to].iter_mut().zip(cells) {
+                *top = top.max(x);
+                *sum += x;
+                *allowed += usize::from(!w.is_zero());
             }
         }
     }
@@ -459,7 +453,8 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
     // are exactly zero, not small differences.
     let low = |(u, allowed): (f64, usize)| allowed > 1 && (u.is_nan() || u < threshold);
     for m in 1..n1 {
-        let line = (sum[m] - top[m], allowed[m]);
+        let (top, sum, allowed) = state[m];
+        let line = (sum - top, allowed);
         if low(line) {
             return Some((m, line.0));
         }
