@@ -452,8 +452,7 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
     // A word with one allowed head is certain by structure: its covariances
     // are exactly zero, not small differences.
     let low = |(u, allowed): (f64, usize)| allowed > 1 && (u.is_nan() || u < threshold);
-    for m in 1..n1 {
-        let (top, sum, allowed) = state[m];
+    for (m, &(top, sum, allowed)) in state.iter().enumerate().skip(1) {
         let line = (sum - top, allowed);
         if low(line) {
             return Some((m, line.0));
