@@ -418,7 +418,8 @@ pub const DENSE_UNCERTAINTY: f64 = 0.031_25;
 /// The first word (`0`: the root's row, or multi-root the number of root
 /// arcs) whose uncertainty under `mu` ([`DENSE_UNCERTAINTY`]) is below
 /// `threshold`, with that uncertainty; `None` if there is none. NaN counts
-/// as nearly certain. `O(n²)`.
+/// as nearly certain. `O(n²)`, one sweep along the rows of `mu` and
+/// `weights` (each column's sum taken in the order of `h`).
 pub(crate) fn nearly_certain_word<S: Scalar>(
     mu: &Matrix<f64>,
     weights: &Matrix<S>,
@@ -426,33 +427,47 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
     threshold: f64,
 ) -> Option<(usize, f64)> {
     let n1 = mu.rows();
-    // (uncertainty, number of allowed arcs) of a line of (marginal, weight).
-    let spread = |cells: &mut dyn Iterator<Item = (f64, bool)>| {
-        let (mut top, mut sum, mut allowed) = (0.0f64, 0.0f64, 0);
-        for (x, on) in cells {
-            top = top.max(x);
-            sum += x;
-            allowed += usize::from(on);
+    if n1 < 2 {
+        return None;
+    }
+    // Per column over `h ≠ m`: the largest marginal, their sum, and the
+    // number of allowed arcs, side by side (one stream for the sweep).
+    let mut state = vec![(0.0f64, 0.0f64, 0usize); n1];
+    for (h, (ur, wr)) in mu
+        .as_slice()
+        .chunks_exact(n1)
+        .zip(weights.as_slice().chunks_exact(n1))
+        .enumerate()
+    {
+        // Every column but the diagonal one: the row's two sides of `h`.
+        for (from, to) in [(0, h), (h + 1, n1)] {
+            let cells = ur[from..to].iter().zip(&wr[from..to]);
+            for ((top, sum, allowed), (&x, w)) in state[from..to].iter_mut().zip(cells) {
+                *top = top.max(x);
+                *sum += x;
+                *allowed += usize::from(!w.is_zero());
+            }
         }
-        (sum - top, allowed)
-    };
+    }
     // A word with one allowed head is certain by structure: its covariances
     // are exactly zero, not small differences.
     let low = |(u, allowed): (f64, usize)| allowed > 1 && (u.is_nan() || u < threshold);
-    for m in 1..n1 {
-        let line = spread(
-            &mut (0..n1)
-                .filter(|&h| h != m)
-                .map(|h| (mu[(h, m)], !weights[(h, m)].is_zero())),
-        );
+    for (m, &(top, sum, allowed)) in state.iter().enumerate().skip(1) {
+        let line = (sum - top, allowed);
         if low(line) {
             return Some((m, line.0));
         }
     }
-    if n1 < 2 {
-        return None;
-    }
-    let roots = spread(&mut (1..n1).map(|m| (mu[(0, m)], !weights[(0, m)].is_zero())));
+    let (mu0, w0) = (&mu.row(0)[1..], &weights.row(0)[1..]);
+    let roots = {
+        let (mut top, mut sum) = (0.0f64, 0.0f64);
+        for &x in mu0 {
+            top = top.max(x);
+            sum += x;
+        }
+        let allowed = w0.iter().filter(|w| !w.is_zero()).count();
+        (sum - top, allowed)
+    };
     let line = match rooting {
         Rooting::Single => roots,
         Rooting::Multi => {
@@ -496,6 +511,117 @@ mod tests {
                 u
             }
         })
+    }
+
+    /// The definition of [`nearly_certain_word`] read column by column:
+    /// each word's uncertainty `Σ_{h≠m} μ_hm − max(0, max_h μ_hm)` in the
+    /// order of `h`, the root's line along row `0`.
+    fn nearly_certain_by_columns(
+        mu: &Matrix<f64>,
+        w: &Matrix<f64>,
+        rooting: Rooting,
+        threshold: f64,
+    ) -> Option<(usize, f64)> {
+        let n1 = mu.rows();
+        let spread = |cells: Vec<(f64, f64)>| {
+            let top = cells.iter().fold(0.0f64, |t, &(x, _)| t.max(x));
+            let sum = cells.iter().fold(0.0f64, |s, &(x, _)| s + x);
+            let allowed = cells.iter().filter(|&&(_, w)| w != 0.0).count();
+            (sum - top, allowed)
+        };
+        let low = |(u, a): (f64, usize)| a > 1 && (u.is_nan() || u < threshold);
+        for m in 1..n1 {
+            let line = spread(
+                (0..n1)
+                    .filter(|&h| h != m)
+                    .map(|h| (mu[(h, m)], w[(h, m)]))
+                    .collect(),
+            );
+            if low(line) {
+                return Some((m, line.0));
+            }
+        }
+        if n1 < 2 {
+            return None;
+        }
+        let roots = spread((1..n1).map(|m| (mu[(0, m)], w[(0, m)])).collect());
+        let line = match rooting {
+            Rooting::Single => roots,
+            Rooting::Multi => {
+                let t = (1..n1).fold(1, |t, m| if mu[(0, m)] > mu[(0, t)] { m } else { t });
+                let others: f64 = (1..n1).filter(|&m| m != t).map(|m| mu[(0, m)]).sum();
+                let rest: f64 = (1..n1).filter(|&h| h != t).map(|h| mu[(h, t)]).sum();
+                (others - rest, roots.1)
+            }
+        };
+        low(line).then_some((0, line.0))
+    }
+
+    /// The row sweep decides as the column-wise definition, bit for bit in
+    /// the uncertainty it names: marginals of columns normalised to 1 with
+    /// one head pushed towards certainty, forbidden arcs, a NaN, a word
+    /// with one allowed head, negative rounding noise.
+    #[test]
+    fn nearly_certain_word_is_its_column_definition() {
+        // (words named, roots named, none) over the sweep: every outcome.
+        let mut seen = [0usize; 3];
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n in [1, 2, 3, 7, 12, 37] {
+                for case in 0..8u64 {
+                    let mut w = matrix(n + 1, n + 1, 7 + case * 13 + n as u64);
+                    let raw = matrix(n + 1, n + 1, 3 + case * 5 + n as u64);
+                    let mut mu = Matrix::from_fn(n + 1, n + 1, |h, m| {
+                        if m == 0 || h == m || w[(h, m)] == 0.0 {
+                            0.0
+                        } else {
+                            raw[(h, m)].abs() + 1e-3
+                        }
+                    });
+                    for m in 1..=n {
+                        let total: f64 = (0..=n).map(|h| mu[(h, m)]).sum();
+                        let sharp = case != 7 && (case + m as u64) % 3 == 0;
+                        for h in 0..=n {
+                            mu[(h, m)] /= total.max(1e-300);
+                            if sharp && h != (m + 1) % (n + 1) {
+                                mu[(h, m)] *= 1e-3;
+                            }
+                        }
+                    }
+                    match case {
+                        1 if n > 2 => mu[(1, 2)] = f64::NAN,
+                        2 if n > 2 => mu[(2, 3)] = -1e-17,
+                        3 if n > 1 => {
+                            for h in 0..=n {
+                                if h != 1 && h != 2 {
+                                    w[(h, 2)] = 0.0;
+                                    mu[(h, 2)] = 0.0;
+                                }
+                            }
+                        }
+                        // Words uncertain, the root row certain: one root
+                        // arc carries it all.
+                        7 => {
+                            for m in 2..=n {
+                                mu[(0, m)] = 0.0;
+                            }
+                        }
+                        _ => {}
+                    }
+                    for threshold in [DENSE_UNCERTAINTY, 0.5] {
+                        let got = nearly_certain_word(&mu, &w, rooting, threshold);
+                        let expected = nearly_certain_by_columns(&mu, &w, rooting, threshold);
+                        let bits = |r: Option<(usize, f64)>| r.map(|(m, u)| (m, u.to_bits()));
+                        assert_eq!(bits(got), bits(expected), "{rooting:?} n = {n} case {case}");
+                        seen[match got {
+                            Some((0, _)) => 1,
+                            Some(_) => 0,
+                            None => 2,
+                        }] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c > 0), "outcomes {seen:?}");
     }
 
     /// The written-out adjoint and glue against the per-arc definition
