@@ -7,8 +7,7 @@ use std::sync::OnceLock;
 use super::dense::{self, DENSE_UNCERTAINTY};
 use super::eliminated::{eliminated_columns, eliminated_marginals};
 use super::{
-    Dense, Eliminated, Factorization, Factors, VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN,
-    DERIVATIVE_BITS,
+    Dense, Eliminated, Factorization, Factors, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS,
 };
 use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
@@ -242,7 +241,8 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         } else {
             PowerOfTwo(0)
         };
-        let dense = Dense::new(scale.scaled_roots(&weights), rooting, factorize);
+        let dense =
+            Dense::new(scale.scaled_roots(&weights), rooting, factorize).with_product_estimates();
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
         let ln = unscaled_ln(ln, scale);
@@ -718,7 +718,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     }
 
     /// Dense where `ln det` is certified and the product's own estimate
-    /// ([`VjpAccuracy`], `O(n²)`) says it keeps
+    /// ([`VjpAccuracy`](super::VjpAccuracy), `O(n²)`) says it keeps
     /// [`DERIVATIVE_BITS`] norm-wise with [`CERTIFY_DERIVATIVE_MARGIN`] to
     /// spare; the elimination's otherwise (the dense
     /// product, `≈ 4n³` flops, is then spent for nothing: the estimate needs
@@ -732,13 +732,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         // The dense product forms the inverse anyway: the marginals may try it.
         self.inverse_formed.store(true, Ordering::Relaxed);
         let v = self.dense.marginals_vjp(seed)?;
-        let accuracy = VjpAccuracy::of(
-            seed,
-            self.dense.weights(),
-            self.dense.inverse()?,
-            &v,
-            self.dense.rooting(),
-        );
+        let accuracy = self.dense.product_accuracy(seed, &v)?;
         let margin =
             CERTIFY_DERIVATIVE_MARGIN[usize::from(self.dense.rooting() == Rooting::Single)];
         if accuracy.bits() >= DERIVATIVE_BITS + margin {

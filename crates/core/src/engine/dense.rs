@@ -38,6 +38,9 @@ pub struct Dense<F: Factorization> {
     /// [`VjpAccuracy`](super::VjpAccuracy) says they keep fewer than
     /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
     check_derivatives: bool,
+    /// Whether the caller estimates every product
+    /// ([`Dense::product_accuracy`]): the centred seed is kept for it.
+    estimate_products: bool,
 }
 
 impl<F: Factorization> Dense<F> {
@@ -58,6 +61,7 @@ impl<F: Factorization> Dense<F> {
             last_centred: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
+            estimate_products: false,
         }
     }
 
@@ -71,6 +75,44 @@ impl<F: Factorization> Dense<F> {
     pub fn with_derivative_check(mut self) -> Self {
         self.check_derivatives = true;
         self
+    }
+
+    /// These factors, keeping each product's centred seed for
+    /// [`Dense::product_accuracy`] (one `O(n²)` copy per product).
+    pub(crate) fn with_product_estimates(mut self) -> Self {
+        self.estimate_products = true;
+        self
+    }
+
+    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) for the product `v` of
+    /// `seed` just returned by [`Factors::marginals_vjp`], from the
+    /// marginals and the centred seed that product formed (the same bits,
+    /// without forming them again), `O(n²)`.
+    pub(crate) fn product_accuracy(
+        &self,
+        seed: &Matrix<F::Scalar>,
+        v: &Matrix<F::Scalar>,
+    ) -> Result<super::VjpAccuracy, Numerical> {
+        let (x, mu) = (self.inverse()?, self.mu()?);
+        let centred = self.centred_of(seed, mu);
+        Ok(super::VjpAccuracy::of_centred(
+            &centred,
+            &self.weights,
+            x,
+            mu,
+            v,
+            self.rooting,
+        ))
+    }
+
+    /// The centred seed the last product kept, if it was `seed`'s;
+    /// otherwise formed again ([`centred_with`]).
+    fn centred_of(&self, seed: &Matrix<F::Scalar>, mu: &Matrix<F::Scalar>) -> Matrix<F::Scalar> {
+        let last = self.last_centred.lock().ok().and_then(|mut l| l.take());
+        match last {
+            Some((s, centred)) if s == *seed => centred,
+            _ => centred_with(seed, &self.weights, mu, self.rooting),
+        }
     }
 
     /// The dense factorisation.
@@ -182,7 +224,7 @@ impl<F: Factorization> Factors for Dense<F> {
             .lu
             .inverse_sandwich(x, weighted_adjoint(&centred, w, rooting))?;
         let v = vjp_glue(Some(&centred), w, x, Some(&xcx), rooting);
-        if self.check_derivatives {
+        if self.check_derivatives || self.estimate_products {
             if let Ok(mut last) = self.last_centred.lock() {
                 *last = Some((seed.clone(), centred));
             }
@@ -201,11 +243,7 @@ impl<F: Factorization> Factors for Dense<F> {
             return None;
         }
         let (x, mu) = (self.inverse().ok()?, self.mu().ok()?);
-        let last = self.last_centred.lock().ok().and_then(|mut l| l.take());
-        let centred = match last {
-            Some((s, centred)) if s == *seed => centred,
-            _ => centred_with(seed, &self.weights, mu, self.rooting),
-        };
+        let centred = self.centred_of(seed, mu);
         Some(live_accuracy(
             &centred,
             &self.weights,

@@ -149,6 +149,19 @@ impl VjpAccuracy {
         Self::over(&centred, weights, x, &mu, v, rooting, None)
     }
 
+    /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) and the
+    /// seed centred by [`centred_with`] given: the same estimate. `O(n²)`.
+    pub(crate) fn of_centred<S: Scalar>(
+        centred: &Matrix<S>,
+        weights: &Matrix<S>,
+        x: &Matrix<S>,
+        mu: &Matrix<S>,
+        v: &Matrix<S>,
+        rooting: Rooting,
+    ) -> Self {
+        Self::over(centred, weights, x, mu, v, rooting, None)
+    }
+
     /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) given and
     /// the seed already centred ([`centred_with`]), over the arcs that `live` marks (all allowed arcs when `None`),
     /// `live` in the row-major `(n+1) × (n+1)` layout. Row by row over the
