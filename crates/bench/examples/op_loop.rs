@@ -10,12 +10,6 @@
 use spantree_bench::speed::{run_op, Inputs, Op};
 use spantree_core::Engine;
 
-/// mimalloc rather than glibc's malloc, which hands the freed top of the heap
-/// back to the system after every sentence above 128 KiB (`n ≳ 60`) and
-/// page-faults it in again: at n = 100 that was 60% of a KL divergence.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("corpus") {

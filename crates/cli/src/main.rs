@@ -3,17 +3,17 @@
 use std::io::{self, ErrorKind};
 use std::process::ExitCode;
 
-/// mimalloc rather than glibc's malloc, which hands the freed top of the heap
-/// back to the system after every sentence above 128 KiB (`n ≳ 60`) and
-/// page-faults it in again: at n = 100 that was 60% of a KL divergence.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{CommandFactory, Parser};
 use spantree_api::BatchError;
 use spantree_cli::args::{Cli, Command};
 use spantree_cli::demo::{self, DemoError};
 use spantree_cli::{evaluate, infer, parse, train};
+
+/// mimalloc rather than glibc's malloc, which hands the freed top of the heap
+/// back to the system after every sentence above 128 KiB (`n ≳ 60`) and
+/// page-faults it in again: at n = 100 that was 60% of a KL divergence.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

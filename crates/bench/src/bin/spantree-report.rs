@@ -7,12 +7,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc rather than glibc's malloc, which hands the freed top of the heap
-/// back to the system after every sentence above 128 KiB (`n ≳ 60`) and
-/// page-faults it in again: at n = 100 that was 60% of a KL divergence.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{Parser, Subcommand};
 use spantree_bench::report::{reproduce, Options};
 

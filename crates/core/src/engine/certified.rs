@@ -13,7 +13,7 @@ use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
-use crate::linalg::refine::{column_abs_sums, residuals, transpose_products, transposed};
+use crate::linalg::refine::{column_abs_sums, residuals, transpose_products};
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
 
@@ -352,7 +352,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         // i + 1 → j + 1, single-root without X[0][0] and X[j][0]'s
         // subtraction, the root arcs X[j][j] multi-root and X[j][0]
         // single-root).
-        let xt = transposed(x);
+        let xt = x.transpose();
         let diagonal: Vec<f64> = (0..n)
             .map(|j| if single && j == 0 { 0.0 } else { x[(j, j)] })
             .collect();

@@ -769,10 +769,14 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
             .clone()
     }
 
-    /// `J ḡ` by the elimination on dual numbers ([`elimination::marginals_jvp`]
-    /// on the centred seed), in log space ([`LnAnchored`]) when the `f64` run left
-    /// `f64`'s safe range. About `4.5 n³` multiply-adds on top of the
-    /// (cached) marginals; no dense factorisation.
+    /// `J ḡ` by the elimination on dual numbers
+    /// ([`elimination::marginals_jvp_sized`] on the centred seed), in log
+    /// space ([`LnAnchored`]) when the `f64` run left `f64`'s safe range.
+    /// About `4.5 n³` multiply-adds on top of the (cached) marginals; no
+    /// dense factorisation. Its running error estimate decides: below
+    /// [`DERIVATIVE_BITS`] norm-wise the product is recomputed on
+    /// [`WideDual`] numbers (about 10× the time), and if that still falls
+    /// short, it is refused ([`Inaccuracy::EliminationCancellation`]).
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
         let (v, accuracy) = self.sized_vjp(seed, true)?;
         accuracy.certify()?;

@@ -266,25 +266,6 @@ impl WithSimd for TransposeProducts<'_> {
     }
 }
 
-/// `Xᵀ`, by blocks of `32 × 32` (both matrices touched a cache line at a
-/// time). `O(n²)`.
-pub(crate) fn transposed(x: &Matrix<f64>) -> Matrix<f64> {
-    const BLOCK: usize = 32;
-    let (rows, cols) = (x.rows(), x.cols());
-    let mut t = vec![0.0; rows * cols];
-    for i0 in (0..rows).step_by(BLOCK) {
-        for j0 in (0..cols).step_by(BLOCK) {
-            for i in i0..(i0 + BLOCK).min(rows) {
-                let row = x.row(i);
-                for j in j0..(j0 + BLOCK).min(cols) {
-                    t[j * rows + i] = row[j];
-                }
-            }
-        }
-    }
-    Matrix::from_row_major(cols, rows, t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,11 +351,12 @@ mod tests {
         residual_is_exact(Rooting::Single, 8);
     }
 
-    /// `Xᵀ r` and `Xᵀ` against their definitions.
+    /// `Xᵀ r` and `Xᵀ` (blocked, [`Matrix::transpose`]) against their
+    /// definitions.
     #[test]
     fn transposes_match_the_definition() {
         let x = Matrix::from_fn(37, 37, |i, j| (i * 37 + j) as f64 - 600.0);
-        let t = transposed(&x);
+        let t = x.transpose();
         let r = Matrix::from_fn(2, 37, |c, i| (c + 1) as f64 * i as f64);
         let d = transpose_products(&x, &r);
         for i in 0..37 {
