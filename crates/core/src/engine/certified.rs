@@ -13,7 +13,7 @@ use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
-use crate::linalg::refine::{column_abs_sums, residuals, transpose_products};
+use crate::linalg::refine::{column_abs_sums, residuals, transpose_products, Form};
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
 
@@ -387,135 +387,21 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
     }
 
-    /// The columns `failed` of the dense marginals `mu` (the arcs into those
-    /// words; single-root word 1's too) after one step of iterative
-    /// refinement of their rows of `X`, the words whose column still fails
-    /// the entry-wise test with the refined error (single-root, also those
-    /// whose entries read alone fail the norm-wise guard), and the number of
-    /// columns refined. `O(n²)` per column.
-    ///
-    /// Row `j = m − 1` of `X` solves `Lᵀ y = e_j`. Its residual
-    /// `r = e_j − Lᵀ x` is formed from the weights in double-double
-    /// ([`residuals`]: `L`'s diagonal, the one entry that is not a weight,
-    /// summed in double-double too), the correction is `δ = Xᵀ r` (the
-    /// inverse formed: its error is bounded as the LU's solves' would be,
-    /// and it runs as one vectorised product), and the column is kept as
-    /// the unevaluated pair `(x, δ)`: the marginal
-    /// `w ((x_j − x_i) + (δ_j − δ_i))` has its first difference exact
-    /// (Sterbenz) where it cancels. The error of `x + δ` is that of `δ`,
-    /// at most `Σ_l |X[l][k]| · max_l (a |r_l| + s_l)` with `s` the
-    /// residual's own error (`a = e` multi-root, where `e` bounds the
-    /// relative error of every entry of `X`; single-root, where it does
-    /// not, `a = max(e, 4 q)` with `q = ‖δ‖_∞ / ‖x‖_∞` the relative
-    /// correction the rows show). Each refined marginal must keep
-    /// [`CERTIFY_MARGINAL_BITS`] relative to itself by twice that estimate;
-    /// the error falls from about `e |x|` to about `e² |x|`.
+    /// The columns `failed` of the dense marginals `mu` after one step of
+    /// iterative refinement of their rows of `X` ([`refined`]).
     fn refined(
         &self,
-        mut mu: Matrix<f64>,
+        mu: Matrix<f64>,
         failed: &[usize],
     ) -> Result<(Matrix<f64>, Vec<usize>, usize), Numerical> {
-        let x = self.dense.inverse()?;
-        let w = self.dense.weights();
-        let rooting = self.dense.rooting();
-        let n = x.rows();
-        let single = rooting == Rooting::Single;
-        // Single-root, the arcs into word 1 read one entry of X each, which
-        // the first test cannot judge: that column is refined too.
-        let mut failed = failed.to_vec();
-        if single && failed.first() != Some(&1) {
-            failed.insert(0, 1);
-        }
-        let failed = &failed[..];
-        let k = failed.len();
-        let words: Vec<usize> = failed.iter().map(|&m| m - 1).collect();
-        let rows = Matrix::from_fn(k, n, |c, i| x[(words[c], i)]);
-        let (r, residual_error) = residuals(w, rooting, &words, &rows);
-        // δ = L⁻ᵀ r = Xᵀ r from the inverse formed: its error is bounded
-        // as that of the LU's solves would be (X's entries, relative e).
-        let delta = transpose_products(x, &r);
-        // The error of δ, entry by entry: (Σ_l |X[l][i]|) max_l s_l with
-        // s = a |r| + (the residual's own error).
-        let column_sums = column_abs_sums(x);
-        let mut largest_correction = 0.0f64;
-        let mut spread = vec![0.0f64; k];
-        for (c, spread) in spread.iter_mut().enumerate() {
-            let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |m, e| m.max(e.abs()));
-            let q =
-                norm(&mut delta.row(c).iter().copied()) / norm(&mut rows.row(c).iter().copied());
-            // NaN (a zero row) counts as no correction; the test below
-            // fails on a NaN marginal anyway.
-            largest_correction = largest_correction.max(q);
-            let a = if single {
-                self.entry_error.max(4.0 * q)
-            } else {
-                self.entry_error
-            };
-            for i in 0..n {
-                *spread = spread.max(a * r[(c, i)].abs() + residual_error[(c, i)]);
-            }
-        }
-        let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS);
-        let n1 = n + 1;
-        let weights = w.as_slice();
-        let mut still = Vec::new();
-        for (c, &m) in failed.iter().enumerate() {
-            let j = m - 1;
-            let (x, d) = (rows.row(c), delta.row(c));
-            // (x_a − x_b) + (δ_a − δ_b) for the entries (a, +), (b, −) the
-            // arc reads (`arc_entries`), `None` for an absent entry.
-            let read = |a: Option<usize>, b: Option<usize>| {
-                let at = |v: &[f64], e: Option<usize>| e.map_or(0.0, |e| v[e]);
-                let value = (at(x, a) - at(x, b)) + (at(d, a) - at(d, b));
-                let size = at(&column_sums, a) + at(&column_sums, b);
-                (value, size * spread[c])
-            };
-            let diagonal = (!single || j != 0).then_some(j);
-            let mut fails = false;
-            for h in (0..n1).filter(|&h| h != m) {
-                let wk = weights[h * n1 + m];
-                if wk == 0.0 {
-                    continue;
-                }
-                let (value, err) = match (h, single) {
-                    (0, false) => read(Some(j), None),
-                    (0, true) => read(Some(0), None),
-                    (1, true) => read(diagonal, None),
-                    _ => read(diagonal, Some(h - 1)),
-                };
-                // Twice the estimate, and the roundings of the last sums,
-                // within 2⁻⁴⁰ of |μ| (NaN fails).
-                let keeps_its_bits =
-                    2.0 * err + 4.0 * f64::EPSILON * value.abs() <= bound * value.abs();
-                fails |= !keeps_its_bits;
-                mu[(h, m)] = wk * value;
-            }
-            if fails {
-                still.push(m);
-            }
-        }
-        if single && still.is_empty() {
-            // The entries of the other columns read alone (the root arc,
-            // `X[j][0]`, and the arc from word 1, `X[j][j]`) cannot be judged
-            // by the first test either: each must keep 40 bits against four
-            // times the largest relative correction of a refined row, times
-            // its row's largest entry (a norm-wise error like the refined
-            // rows').
-            let guard = 4.0 * largest_correction / bound;
-            for m in (2..=n).filter(|m| !failed.contains(m)) {
-                let j = m - 1;
-                let largest = x.row(j).iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                for (h, i) in [(0, 0), (1, j)] {
-                    let alone = x[(j, i)].abs();
-                    let keeps_its_bits = guard * largest <= alone;
-                    if w[(h, m)] != 0.0 && !keeps_its_bits {
-                        still.push(m);
-                        break;
-                    }
-                }
-            }
-        }
-        Ok((mu, still, k))
+        Ok(refined(
+            self.dense.inverse()?,
+            self.dense.weights(),
+            Form::Laplacian(self.dense.rooting()),
+            self.entry_error,
+            mu,
+            failed,
+        ))
     }
 
     /// The dense marginals with the columns that failed the entry-wise test
@@ -653,20 +539,22 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
             .get_or_init(|| {
                 let n = self.dense.weights().rows().saturating_sub(1);
                 if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
+                    let mut refined = 0;
                     if self.eliminated.get().is_none() {
-                        if let Some(mu) = row_sum.marginals(&self.weights) {
-                            return (Ok(mu), true, 0, 0);
+                        match row_sum.marginals(&self.weights) {
+                            (Some(mu), k) => return (Ok(mu), true, 0, k),
+                            (None, k) => refined = k,
                         }
                     }
                     // ln Z is known: the elimination's marginal pass alone.
                     if let Some(e) = self.eliminated.get() {
-                        return (e.marginals(), false, 0, 0);
+                        return (e.marginals(), false, 0, refined);
                     }
                     return (
                         eliminated_marginals(&self.weights, Rooting::Multi),
                         false,
                         0,
-                        0,
+                        refined,
                     );
                 }
                 if !self.certified {
@@ -811,42 +699,69 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
         })
     }
 
-    /// The marginals from `Y = M⁻¹` if every one keeps
-    /// [`CERTIFY_MARGINAL_BITS`] by the entry-wise estimate and no word is
-    /// nearly certain of its head ([`DENSE_UNCERTAINTY`], root arcs counted
-    /// as one word); `None` otherwise. `O(n³)` for `Y`, `O(n²)` after.
-    fn marginals(&self, weights: &Matrix<f64>) -> Option<Matrix<f64>> {
-        let y = self.lu.inverse().ok()?;
+    /// The marginals from `Y = M⁻¹`, under the single-root policy of
+    /// [`Certified`]: the columns that fail the entry-wise estimate (at
+    /// most [`REFINE_COLUMNS_UP_TO`] of the words), with word 1's, refined
+    /// against `M` as given by the weights ([`refined`] with
+    /// [`Form::RowSum`]); `None` if a refined column still fails, an entry
+    /// read alone fails the norm-wise guard, or a word is nearly certain of
+    /// its head ([`DENSE_UNCERTAINTY`], root arcs counted as one word).
+    /// Returns the number of columns refined too (`0` when none failed).
+    /// `O(n³)` for `Y`, `O(n²)` per refined column after.
+    fn marginals(&self, weights: &Matrix<f64>) -> (Option<Matrix<f64>>, usize) {
+        let Ok(y) = self.lu.inverse() else {
+            return (None, 0);
+        };
+        let n = weights.rows() - 1;
+        let (mu, failed) = self.first_test(&y, weights);
+        let (mu, refined_columns) = if failed.is_empty() {
+            (mu, 0)
+        } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
+            return (None, 0);
+        } else {
+            let form = Form::RowSum(self.scale);
+            let (mu, still, k) = refined(&y, weights, form, self.entry_error, mu, &failed);
+            if !still.is_empty() {
+                return (None, k);
+            }
+            (mu, k)
+        };
+        let certain = dense::nearly_certain_word(&mu, weights, Rooting::Single, DENSE_UNCERTAINTY);
+        (certain.is_none().then_some(mu), refined_columns)
+    }
+
+    /// The marginals from `Y = M⁻¹` ([`arc_reads`]) and the words whose
+    /// column has an entry that fails the entry-wise estimate: `|μ|` must
+    /// exceed its error bound `e · size · w` by `2⁴⁰`. `O(n²)`.
+    fn first_test(&self, y: &Matrix<f64>, weights: &Matrix<f64>) -> (Matrix<f64>, Vec<usize>) {
         let n1 = weights.rows();
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
+        let form = Form::RowSum(self.scale);
         let mut mu = Matrix::zeros(n1, n1);
+        let mut failed = Vec::new();
         for m in 1..n1 {
             let j = m - 1;
-            let diagonal = if j == 0 { 0.0 } else { y[(j, j)] };
+            let row = y.row(j);
+            let mut fails = false;
             for h in (0..n1).filter(|&h| h != m) {
                 let w = weights[(h, m)];
                 if w == 0.0 {
                     continue;
                 }
-                let (first, second) = if h == 0 {
-                    (self.scale.apply(y[(j, 0)]), diagonal)
-                } else if h == 1 {
-                    (diagonal, 0.0)
-                } else {
-                    (diagonal, -y[(j, h - 1)])
-                };
-                let value = first + second;
-                // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
-                let keeps_its_bits = first.abs() + second.abs() <= bound * value.abs();
-                if !keeps_its_bits {
-                    return None;
+                let (mut value, mut size) = (0.0, 0.0);
+                for (i, s) in arc_reads(form, h, j).into_iter().flatten() {
+                    value += s * row[i];
+                    size += (s * row[i]).abs();
                 }
+                // NaN fails.
+                fails |= !(size <= bound * value.abs());
                 mu[(h, m)] = w * value;
             }
+            if fails {
+                failed.push(m);
+            }
         }
-        dense::nearly_certain_word(&mu, weights, Rooting::Single, DENSE_UNCERTAINTY)
-            .is_none()
-            .then_some(mu)
+        (mu, failed)
     }
 }
 
@@ -872,4 +787,160 @@ pub(crate) fn unscaled_ln(ln: f64, scale: PowerOfTwo) -> f64 {
     let product = k * std::f64::consts::LN_2;
     let error = k.mul_add(std::f64::consts::LN_2, -product);
     (ln - product) - (error + k * LN_2_LOW)
+}
+
+/// The columns `failed` of the dense marginals `mu` (the arcs into those
+/// words; word 1's too when `form` is no M-matrix: single-root, or the
+/// row-sum form) after one step of iterative refinement of their rows of
+/// `X`, the inverse of the matrix `form` of the weights `w`, whose entries
+/// have the estimated relative error `entry_error`; the words whose column
+/// still fails the entry-wise test with the refined error (no M-matrix:
+/// also those whose entries read alone fail the norm-wise guard), and the
+/// number of columns refined. `O(n²)` per column.
+///
+/// Row `j = m − 1` of `X` solves `Lᵀ y = e_j`. Its residual
+/// `r = e_j − Lᵀ x` is formed from the weights in double-double
+/// ([`residuals`]: `L`'s diagonal, the one entry that is not a weight,
+/// summed in double-double too), the correction is `δ = Xᵀ r` (the
+/// inverse formed: its error is bounded as the LU's solves' would be,
+/// and it runs as one vectorised product), and the column is kept as
+/// the unevaluated pair `(x, δ)`: the marginal
+/// `w ((x_j − x_i) + (δ_j − δ_i))` has its first difference exact
+/// (Sterbenz) where it cancels. The error of `x + δ` is that of `δ`,
+/// at most `Σ_l |X[l][k]| · max_l (a |r_l| + s_l)` with `s` the
+/// residual's own error (`a = e` multi-root, where `e` bounds the
+/// relative error of every entry of `X`; single-root, where it does
+/// not, `a = max(e, 4 q)` with `q = ‖δ‖_∞ / ‖x‖_∞` the relative
+/// correction the rows show). Each refined marginal must keep
+/// [`CERTIFY_MARGINAL_BITS`] relative to itself by twice that estimate;
+/// the error falls from about `e |x|` to about `e² |x|`.
+fn refined(
+    x: &Matrix<f64>,
+    w: &Matrix<f64>,
+    form: Form,
+    entry_error: f64,
+    mut mu: Matrix<f64>,
+    failed: &[usize],
+) -> (Matrix<f64>, Vec<usize>, usize) {
+    let n = x.rows();
+    // Single-root and in the row-sum form, X is no inverse of an M-matrix:
+    // its entries have no relative accuracy of their own.
+    let single = form != Form::Laplacian(Rooting::Multi);
+    // Single-root, the arcs into word 1 read one entry of X each, which
+    // the first test cannot judge: that column is refined too.
+    let mut failed = failed.to_vec();
+    if single && failed.first() != Some(&1) {
+        failed.insert(0, 1);
+    }
+    let failed = &failed[..];
+    let k = failed.len();
+    let words: Vec<usize> = failed.iter().map(|&m| m - 1).collect();
+    let rows = Matrix::from_fn(k, n, |c, i| x[(words[c], i)]);
+    let (r, residual_error) = residuals(w, form, &words, &rows);
+    // δ = L⁻ᵀ r = Xᵀ r from the inverse formed: its error is bounded
+    // as that of the LU's solves would be (X's entries, relative e).
+    let delta = transpose_products(x, &r);
+    // The error of δ, entry by entry: (Σ_l |X[l][i]|) max_l s_l with
+    // s = a |r| + (the residual's own error).
+    let column_sums = column_abs_sums(x);
+    let mut largest_correction = 0.0f64;
+    let mut spread = vec![0.0f64; k];
+    for (c, spread) in spread.iter_mut().enumerate() {
+        let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |m, e| m.max(e.abs()));
+        let q =
+            norm(&mut delta.row(c).iter().copied()) / norm(&mut rows.row(c).iter().copied());
+        // NaN (a zero row) counts as no correction; the test below
+        // fails on a NaN marginal anyway.
+        largest_correction = largest_correction.max(q);
+        let a = if single {
+            entry_error.max(4.0 * q)
+        } else {
+            entry_error
+        };
+        for i in 0..n {
+            *spread = spread.max(a * r[(c, i)].abs() + residual_error[(c, i)]);
+        }
+    }
+    let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS);
+    let n1 = n + 1;
+    let weights = w.as_slice();
+    let mut still = Vec::new();
+    for (c, &m) in failed.iter().enumerate() {
+        let j = m - 1;
+        let (x, d) = (rows.row(c), delta.row(c));
+        // (σ_a x_a + σ_b x_b) + (σ_a δ_a + σ_b δ_b) for the entries the
+        // arc reads ([`arc_reads`]; σ = ±1 or 2^s, exact), the first sum
+        // exact (Sterbenz) where it cancels.
+        let read = |[a, b]: [Option<(usize, f64)>; 2]| {
+            let at = |v: &[f64], e: Option<(usize, f64)>| e.map_or(0.0, |(e, s)| s * v[e]);
+            let value = (at(x, a) + at(x, b)) + (at(d, a) + at(d, b));
+            let size = at(&column_sums, a).abs() + at(&column_sums, b).abs();
+            (value, size * spread[c])
+        };
+        let mut fails = false;
+        for h in (0..n1).filter(|&h| h != m) {
+            let wk = weights[h * n1 + m];
+            if wk == 0.0 {
+                continue;
+            }
+            let (value, err) = read(arc_reads(form, h, j));
+            // Twice the estimate, and the roundings of the last sums,
+            // within 2⁻⁴⁰ of |μ| (NaN fails).
+            let keeps_its_bits =
+                2.0 * err + 4.0 * f64::EPSILON * value.abs() <= bound * value.abs();
+            fails |= !keeps_its_bits;
+            mu[(h, m)] = wk * value;
+        }
+        if fails {
+            still.push(m);
+        }
+    }
+    if single && still.is_empty() {
+        // The entries of the other columns read alone (the root arc,
+        // `X[j][0]` single-root, `2^s X[j][0] + X[j][j]` in the row-sum
+        // form, and the arc from word 1, `X[j][j]`) cannot be judged by the
+        // first test either: each must keep 40 bits against four times the
+        // largest relative correction of a refined row, times its row's
+        // largest entry (a norm-wise error like the refined rows'), times
+        // the sizes of its coefficients.
+        let guard = 4.0 * largest_correction / bound;
+        for m in (2..=n).filter(|m| !failed.contains(m)) {
+            let j = m - 1;
+            let largest = x.row(j).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            for h in [0, 1] {
+                let (mut alone, mut size) = (0.0, 0.0);
+                for (i, s) in arc_reads(form, h, j).into_iter().flatten() {
+                    alone += s * x[(j, i)];
+                    size += s.abs();
+                }
+                let keeps_its_bits = guard * largest * size <= alone.abs();
+                if w[(h, m)] != 0.0 && !keeps_its_bits {
+                    still.push(m);
+                    break;
+                }
+            }
+        }
+    }
+    (mu, still, k)
+}
+
+/// The entries of row `j` of the inverse `X` of the matrix `form` that the
+/// marginal of the arc `h → j + 1` reads, with their coefficients `σ`:
+/// `μ = w (σ_a X[j][a] + σ_b X[j][b])` (Jacobi's formula through
+/// [`arc_entries`](crate::laplacian::arc_entries) for a Laplacian). In the
+/// row-sum form `M = S L` (`S` adds every row to the first and scales it
+/// by `2^s`), `L⁻¹ = M⁻¹ S`: `X_L[j][i] = 2^s X[j][0] + [i ≠ 0] X[j][i]`,
+/// so an arc `h → m` between words reads `[m ≠ 1] X[j][j] − [h ≠ 1]
+/// X[j][h − 1]` (the common `2^s X[j][0]` cancels exactly, by
+/// construction) and a root arc `2^s X[j][0] + [m ≠ 1] X[j][j]`.
+fn arc_reads(form: Form, h: usize, j: usize) -> [Option<(usize, f64)>; 2] {
+    let multi = form == Form::Laplacian(Rooting::Multi);
+    let diagonal = (multi || j != 0).then_some((j, 1.0));
+    match (h, form) {
+        (0, Form::Laplacian(Rooting::Multi)) => [Some((j, 1.0)), None],
+        (0, Form::Laplacian(Rooting::Single)) => [Some((0, 1.0)), None],
+        (0, Form::RowSum(scale)) => [Some((0, scale.apply(1.0))), diagonal],
+        (1, _) if !multi => [diagonal, None],
+        _ => [diagonal, Some((h - 1, -1.0))],
+    }
 }

@@ -1,7 +1,7 @@
 //! One step of iterative refinement of rows of `X = L⁻¹`, `L` a Laplacian
-//! given by its weights, with the residual in double-double: the dense
-//! marginals of the accurate default where the inverse alone cannot certify
-//! them.
+//! (or the row-sum form of a multi-root one) given by its weights, with the
+//! residual in double-double: the dense marginals of the accurate default
+//! where the inverse alone cannot certify them.
 //!
 //! Row `j` of `X` solves `Lᵀ y = e_j`. By its structure
 //! ([`arc_entries`](crate::laplacian::arc_entries)), column `k` of `L` is
@@ -18,25 +18,70 @@
 //! rows of the weights: its error is at most about
 //! `γ_{n+1}² Σ_h |c_h w[h][k]|`, some `2⁻⁹⁰` of the terms, where the
 //! residual of a dense solve is some `n ε` of them.
+//!
+//! The **row-sum form** `M` of a multi-root Laplacian ([`Form::RowSum`])
+//! is `L` with its first row replaced by the column sums times `2^s`, i.e.
+//! by `2^s ρ`: row `0` of `M` is `2^s ρ_k` (no diagonal entry, no arc from
+//! word `1`), rows `i ≥ 1` are those of `L`, diagonal `D_k = ρ_k + Σ_h
+//! A[h][k]` with the root weight in it. So `(Mᵀ y)_k = D_k y_k + Σ_h c_h
+//! w[h][k]` with `c_0 = 2^s y_0`, `c_1 = 0`, `c_h = −y_{h−1}` for `h ≥ 2`,
+//! and `D_0 = 0`: the single-root pattern with the multi-root diagonal and
+//! the root coefficient scaled by `2^s` (exact). Its residual
+//! `e_j − Mᵀ y` is formed the same way, from the weights: the diagonal's
+//! root weight, which `D_k` rounded to `f64` cannot hold next to the arcs
+//! (root scores −40), is held by the double-double sum, and the refined
+//! rows converge to those of the inverse of `M` as given by the weights,
+//! not of `M` as rounded.
 
 use pulp::{Arch, Simd, WithSimd};
 
+use crate::elimination::PowerOfTwo;
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
 
+/// The matrix, given by the weights, whose inverse's rows are refined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// The Laplacian of the rooting (single-root: Koo et al.'s, root
+    /// weights in row `0`).
+    Laplacian(Rooting),
+    /// The row-sum form of a multi-root Laplacian: its first row replaced
+    /// by the column sums, the root weights, times `2^s` (see the module
+    /// docs).
+    RowSum(PowerOfTwo),
+}
+
+impl Form {
+    /// Whether the root weights are in the diagonal `D_k`.
+    fn roots_on_diagonal(self) -> bool {
+        self != Form::Laplacian(Rooting::Single)
+    }
+
+    /// Whether row `0` holds the root weights (then `D_0 = 0` and word
+    /// `1`'s arcs are not in the matrix), and their coefficient's scale.
+    fn root_row(self) -> Option<PowerOfTwo> {
+        match self {
+            Form::Laplacian(Rooting::Multi) => None,
+            Form::Laplacian(Rooting::Single) => Some(PowerOfTwo(0)),
+            Form::RowSum(scale) => Some(scale),
+        }
+    }
+}
+
 /// The residuals `r = e_j − Lᵀ y` of the rows `y` (row `c` of `rows`, a
 /// vector of `n` entries) for the words `words[c]` (`0`-based, `j`), with
-/// `L` the `n × n` Laplacian of the `(n+1) × (n+1)` `weights` for
-/// `rooting`, in double-double and rounded once; and a bound of the error
-/// of each entry, `γ_{n+2}² (|y_k| D_k + ‖y‖_∞ Σ_h w[h][k])` (the
-/// double-double sum of `Dot2`; the final rounding, `ε |r_k|`, not
+/// `L` the `n × n` matrix `form` of the `(n+1) × (n+1)` `weights` (a
+/// Laplacian or a row-sum form), in double-double and rounded once; and a
+/// bound of the error of each entry, `γ_{n+2}² (|y_k| D_k + ‖y‖_∞ Σ_h
+/// σ_h w[h][k])` with `σ_0 = 2^s` (row-sum form) and `σ_h = 1` otherwise
+/// (the double-double sum of `Dot2`; the final rounding, `ε |r_k|`, not
 /// included). `O(n²)` per row, two fused operations and a two-sum per
 /// weight.
 ///
 /// The diagonal entries of `weights` are not read (taken as `0`).
 pub(crate) fn residuals(
     weights: &Matrix<f64>,
-    rooting: Rooting,
+    form: Form,
     words: &[usize],
     rows: &Matrix<f64>,
 ) -> (Matrix<f64>, Matrix<f64>) {
@@ -49,7 +94,7 @@ pub(crate) fn residuals(
     }
     Arch::new().dispatch(Residuals {
         weights,
-        rooting,
+        form,
         words,
         rows,
         r: &mut r,
@@ -60,7 +105,7 @@ pub(crate) fn residuals(
 
 struct Residuals<'a> {
     weights: &'a Matrix<f64>,
-    rooting: Rooting,
+    form: Form,
     words: &'a [usize],
     rows: &'a Matrix<f64>,
     r: &'a mut Matrix<f64>,
@@ -75,7 +120,8 @@ impl WithSimd for Residuals<'_> {
         let w = self.weights;
         let n1 = w.rows();
         let n = n1 - 1;
-        let single = self.rooting == Rooting::Single;
+        let root_row = self.form.root_row();
+        let roots_on_diagonal = self.form.roots_on_diagonal();
         // The weights into words 1..=n, row by row, with a zero diagonal and
         // padded with zeros to whole vectors: every row update is one run
         // of full vectors.
@@ -89,16 +135,25 @@ impl WithSimd for Residuals<'_> {
             }
         }
         // D in double-double: the weights into each word, the root's
-        // multi-root only; D_0 = 0 single-root (row 0 holds the roots).
+        // multi-root and in the row-sum form; D_0 = 0 where row 0 holds the
+        // roots.
         let (mut d_hi, mut d_lo) = (vec![0.0; width], vec![0.0; width]);
         let mut column_sums = vec![0.0; width];
         for (h, row) in padded.chunks_exact(width).enumerate() {
-            if h > 0 || !single {
+            if h > 0 || roots_on_diagonal {
                 row_update(simd, row, 1.0, &mut d_hi, &mut d_lo);
             }
-            column_sums.iter_mut().zip(row).for_each(|(s, x)| *s += x);
+            // The root row's coefficient is 2^s y_0 in the row-sum form.
+            let size = match (h, root_row) {
+                (0, Some(scale)) => scale.apply(1.0),
+                _ => 1.0,
+            };
+            column_sums
+                .iter_mut()
+                .zip(row)
+                .for_each(|(s, x)| *s += size * x);
         }
-        if single {
+        if root_row.is_some() {
             d_hi[0] = 0.0;
             d_lo[0] = 0.0;
         }
@@ -112,9 +167,9 @@ impl WithSimd for Residuals<'_> {
             hi.iter_mut().for_each(|x| *x = 0.0);
             lo.iter_mut().for_each(|x| *x = 0.0);
             for (h, row) in padded.chunks_exact(width).enumerate() {
-                let coefficient = match (h, single) {
-                    (0, false) | (1, true) => 0.0,
-                    (0, true) => y[0],
+                let coefficient = match (h, root_row) {
+                    (0, None) | (1, Some(_)) => 0.0,
+                    (0, Some(scale)) => scale.apply(y[0]),
                     _ => -y[h - 1],
                 };
                 if coefficient != 0.0 {
@@ -271,21 +326,22 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// The oracle: integers. Integer weights (root weights `0..4`, arcs
-    /// `0..1000`) and rows `y_k = N_k 2⁻⁶⁰` (`N_k < 2⁶¹` with 53
-    /// significant bits, all close to `1/2`) make `2⁶⁰ (e_j − Lᵀ y)` an
-    /// integer, computed exactly in `i128`. The terms `D_k y_k` (about
-    /// `10⁴`) cancel down to residuals of a few units, as in a residual of
-    /// a dense solve: the residual must equal the exact one to `ε` of
-    /// itself plus its stated bound, where the same expansion summed in
-    /// `f64` (the diagonal of the Laplacian rounded) is off by more.
-    fn residual_is_exact(rooting: Rooting, seed: u64) {
+    /// The oracle: integers. Integer weights (root weights `0..4` times
+    /// `2^-t`, arcs `0..1000`) and rows `y_k = N_k 2⁻⁶⁰` (`N_k < 2⁶¹` with
+    /// 53 significant bits, all close to `1/2`) make `2^{60+t} (e_j − Lᵀ
+    /// y)` an integer, computed exactly in `i128`. The terms `D_k y_k`
+    /// (about `10⁴`) cancel down to residuals of a few units, as in a
+    /// residual of a dense solve: the residual must equal the exact one to
+    /// `ε` of itself plus its stated bound, where the same expansion summed
+    /// in `f64` (the diagonal of the matrix rounded) is off by more.
+    fn residual_is_exact(form: Form, t: i32, seed: u64) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let n = 37;
         let n1 = n + 1;
+        let root = 2f64.powi(-t);
         let w = Matrix::from_fn(n1, n1, |h, m| match (h, m) {
             (_, 0) => 0.0,
-            (0, _) => f64::from(rng.random_range(0..4u32)),
+            (0, _) => f64::from(rng.random_range(0..4u32)) * root,
             _ if h == m => 0.0,
             _ => f64::from(rng.random_range(0..1000u32)),
         });
@@ -297,58 +353,74 @@ mod tests {
             numerators[c][k] = i128::from(v);
             v as f64 * 2f64.powi(-60)
         });
-        let (r, bound) = residuals(&w, rooting, &words, &rows);
-        let single = rooting == Rooting::Single;
+        let (r, bound) = residuals(&w, form, &words, &rows);
+        let root_row = form.root_row();
+        // The root row's coefficient 2^s (row-sum form), an integer here.
+        let s = root_row.map_or(0, |p| p.0);
+        let unit = 2f64.powi(-60 - t);
         let mut plain_error = 0.0f64;
         for (c, &j) in words.iter().enumerate() {
             let y = &numerators[c];
             for k in 0..n {
-                // 2⁶⁰ (Lᵀ y)_k and the same in f64, column k of L read
-                // from the weights: the root row (single-root), the
-                // diagonal sum, the off-diagonal weights.
+                // 2^{60+t} (Lᵀ y)_k and the same in f64, column k of L
+                // read from the weights: the root row, the diagonal sum,
+                // the off-diagonal weights.
                 let (mut exact, mut diagonal, mut plain): (i128, f64, f64) = (0, 0.0, 0.0);
                 for h in (0..n1).filter(|&h| h != k + 1) {
                     let a = w[(h, k + 1)];
-                    let ai = a as i128;
-                    let on_diagonal = if single { h > 0 && k > 0 } else { true };
+                    // The weight in units of 2^-t.
+                    let ai = if h == 0 { (a / root) as i128 } else { (a as i128) << t };
+                    let on_diagonal = match root_row {
+                        None => true,
+                        Some(_) if k == 0 => false,
+                        Some(_) => h > 0 || form.roots_on_diagonal(),
+                    };
                     if on_diagonal {
                         exact += ai * y[k];
                         diagonal += a;
                     }
-                    if h == 0 && single {
-                        exact += ai * y[0];
-                        plain += a * rows[(c, 0)];
-                    } else if h > 1 || (h == 1 && !single) {
+                    if h == 0 && root_row.is_some() {
+                        exact += (ai << s) * y[0];
+                        plain += a * 2f64.powi(s) * rows[(c, 0)];
+                    } else if h > 1 || (h == 1 && root_row.is_none()) {
                         exact -= ai * y[h - 1];
                         plain -= a * rows[(c, h - 1)];
                     }
                 }
-                let target: i128 = if k == j { 1 << 60 } else { 0 };
-                let exact = (target - exact) as f64 * 2f64.powi(-60);
+                let target: i128 = if k == j { 1 << (60 + t) } else { 0 };
+                let exact = (target - exact) as f64 * unit;
                 let err = (r[(c, k)] - exact).abs();
                 assert!(
                     err <= f64::EPSILON * exact.abs() + bound[(c, k)],
-                    "{rooting:?} row {c} entry {k}: {} against {exact}",
+                    "{form:?} row {c} entry {k}: {} against {exact}",
                     r[(c, k)]
                 );
-                let plain = (target as f64 * 2f64.powi(-60)) - (diagonal * rows[(c, k)] + plain);
+                let plain = (target as f64 * unit) - (diagonal * rows[(c, k)] + plain);
                 plain_error = plain_error.max((plain - exact).abs() / exact.abs());
             }
         }
         // The check can fail: the expansion in f64 is off by more than
         // 2⁵ ulps (measured 6.8e-14 single-root, more multi-root), where
         // the refined residual is within one ulp plus its bound.
-        assert!(plain_error > 1e-14, "{rooting:?}: {plain_error}");
+        assert!(plain_error > 1e-14, "{form:?}: {plain_error}");
     }
 
     #[test]
     fn residual_is_exact_multi_root() {
-        residual_is_exact(Rooting::Multi, 7);
+        residual_is_exact(Form::Laplacian(Rooting::Multi), 0, 7);
     }
 
     #[test]
     fn residual_is_exact_single_root() {
-        residual_is_exact(Rooting::Single, 8);
+        residual_is_exact(Form::Laplacian(Rooting::Single), 0, 8);
+    }
+
+    #[test]
+    fn residual_is_exact_row_sum_form() {
+        // Root weights 2⁻⁴⁰ (about root scores −28), scaled back by 2³⁸ in
+        // the first row: the diagonal ρ_k + Σ_h A[h][k] (about 2¹⁴) cannot
+        // hold them in f64, the double-double residual does.
+        residual_is_exact(Form::RowSum(PowerOfTwo(38)), 40, 9);
     }
 
     /// `Xᵀ r` and `Xᵀ` (blocked, [`Matrix::transpose`]) against their
