@@ -8,8 +8,12 @@
 //! about −44 take the dense route after an exact rescaling of the root row
 //! (`spantree_core::Certified`); multi-root ones, whose diagonal
 //! `ρ_m + Σ_h A[h][m]` cannot hold `ρ_m`, take the LU of the row-sum form
-//! (first row replaced by the root weights, the column sums), and the
-//! elimination where that refuses itself.
+//! (first row replaced by the root weights, the column sums), its failing
+//! columns of marginals refined, and the elimination where that refuses
+//! itself. The last column names the route the accurate op took (the
+//! `Certified` accessors): `dense`, `row sum` (`ln Z` from the row-sum
+//! form, then where the marginals came from), `eliminated`; with the
+//! number of columns refined and recomputed by the elimination.
 
 use spantree_bench::speed::{median_time, Inputs};
 use spantree_core::{Engine, Graph, Model, Rooting};
@@ -17,6 +21,30 @@ use spantree_core::{Engine, Graph, Model, Rooting};
 fn op<E: Engine<Scalar = f64>>(engine: E, g: &Graph, rooting: Rooting) -> f64 {
     let m = Model::new(engine, g, rooting).expect("valid graph");
     m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
+}
+
+/// The route `accurate` took for `ln Z` and the marginals of `g`.
+fn route(g: &Graph, rooting: Rooting) -> String {
+    let m = Model::new(spantree_faer::Accurate, g, rooting).expect("valid graph");
+    m.marginals().expect("marginals");
+    let f = m.factors();
+    let first = if f.is_certified() {
+        "dense"
+    } else if f.row_sum_certified() {
+        "row sum"
+    } else {
+        return "eliminated".into();
+    };
+    let marginals = if f.dense_marginals_used() {
+        "dense"
+    } else {
+        "eliminated"
+    };
+    format!(
+        "{first}, marginals {marginals} ({} refined, {} eliminated columns)",
+        f.refined_columns(),
+        f.eliminated_columns()
+    )
 }
 
 fn main() {
@@ -27,8 +55,10 @@ fn main() {
         Some(rest) if !rest.is_empty() => rest.iter().filter_map(|s| s.parse().ok()).collect(),
         _ => vec![36, 100],
     };
-    println!("| n | rooting | accurate, root scores {shift} µs | dense, unshifted µs | ratio |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| n | rooting | accurate, root scores {shift} µs | dense, unshifted µs | ratio | route |"
+    );
+    println!("|---|---|---|---|---|---|");
     for n in sizes {
         let plain = Inputs::new(n, 2021).p;
         let shifted = Inputs::new(n, 2021).with_root_shift(shift).p;
@@ -36,11 +66,12 @@ fn main() {
             let accurate = median_time(groups, || op(spantree_faer::Accurate, &shifted, rooting));
             let dense = median_time(groups, || op(spantree_faer::ShiftedF64, &plain, rooting));
             println!(
-                "| {n} | {} | {:.1} | {:.1} | {:.2} |",
+                "| {n} | {} | {:.1} | {:.1} | {:.2} | {} |",
                 rooting.name(),
                 accurate * 1e6,
                 dense * 1e6,
-                accurate / dense
+                accurate / dense,
+                route(&shifted, rooting)
             );
         }
     }

@@ -847,8 +847,7 @@ fn refined(
     let mut spread = vec![0.0f64; k];
     for (c, spread) in spread.iter_mut().enumerate() {
         let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |m, e| m.max(e.abs()));
-        let q =
-            norm(&mut delta.row(c).iter().copied()) / norm(&mut rows.row(c).iter().copied());
+        let q = norm(&mut delta.row(c).iter().copied()) / norm(&mut rows.row(c).iter().copied());
         // NaN (a zero row) counts as no correction; the test below
         // fails on a NaN marginal anyway.
         largest_correction = largest_correction.max(q);

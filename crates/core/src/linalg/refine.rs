@@ -369,7 +369,11 @@ mod tests {
                 for h in (0..n1).filter(|&h| h != k + 1) {
                     let a = w[(h, k + 1)];
                     // The weight in units of 2^-t.
-                    let ai = if h == 0 { (a / root) as i128 } else { (a as i128) << t };
+                    let ai = if h == 0 {
+                        (a / root) as i128
+                    } else {
+                        (a as i128) << t
+                    };
                     let on_diagonal = match root_row {
                         None => true,
                         Some(_) if k == 0 => false,
