@@ -160,14 +160,23 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   and `M` is as well conditioned as the single-root Laplacian. Its LU
 ///   (`2n³/3` more) passes the same estimate on such graphs, and then
 ///   answers `ln Z`; the marginals come from `M⁻¹` under the single-root
-///   policy (every entry passes the entry-wise test and no word is nearly
-///   certain; no refinement), or else from the elimination's marginal pass
-///   alone. Derivatives come from the
+///   policy: the columns that fail the entry-wise test (at most
+///   [`REFINE_COLUMNS_UP_TO`] of the words), with word 1's, are refined
+///   as above but against `M` (the residual `e_j − Mᵀ y` from the weights
+///   in double-double, whose diagonal holds the root weights that `M`'s
+///   rounded diagonal cannot; the correction `M⁻ᵀ r`; see
+///   [`refine`](crate::linalg::refine) and `arc_reads` for the proof),
+///   the entries read alone in the other columns pass the norm-wise
+///   guard, and no word is nearly certain; or else every column comes from
+///   the elimination's marginal pass alone. Derivatives come from the
 ///   elimination, started from that `ln Z` (no forward elimination).
-///   Measured at `n = 36`, root scores −40: `ln Z` + marginals 1.6–1.7×
-///   the dense path, against 4.6–4.9× through the elimination before
-///   (`spantree-report speed`, medians of three runs; `cargo run
-///   --release -p spantree-bench --example elimination_ratio`);
+///   Measured, root scores −40, `ln Z` + marginals against the dense path
+///   (`cargo run --release -p spantree-bench --example elimination_ratio
+///   -- -40 11 36 100 200`, one graph per size, medians of 11 groups, a
+///   noisy shared machine): 1.6–1.7× at `n = 36` (no column refined),
+///   1.7–2.0× at `n = 100` (3 refined; 5.2–5.9× when one failing column
+///   sent every column to the elimination), 1.3–4.6× at `n = 200` (23
+///   refined; 7.2–9.0× before);
 /// * **not certified** otherwise (pivot cancellation; multi-root root
 ///   weights beyond `2⁻⁶⁴` of the arcs'): every answer comes from the
 ///   elimination, formed then.
@@ -561,16 +570,21 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                     return (self.eliminated().marginals(), false, 0, 0);
                 }
                 let mut tried_columns = 0;
-                self.inverse_formed.store(true, Ordering::Relaxed);
-                let tried = self.dense_marginals().and_then(|(mu, failed)| {
-                    if failed.is_empty() {
-                        Ok(Some((mu, failed, 0)))
-                    } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
-                        Ok(None)
-                    } else {
-                        self.refined(mu, &failed).map(Some)
-                    }
-                });
+                // No column can pass: the inverse is not formed for nothing.
+                let tried = if any_column_can_pass(self.entry_error) {
+                    self.inverse_formed.store(true, Ordering::Relaxed);
+                    self.dense_marginals().and_then(|(mu, failed)| {
+                        if failed.is_empty() {
+                            Ok(Some((mu, failed, 0)))
+                        } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
+                            Ok(None)
+                        } else {
+                            self.refined(mu, &failed).map(Some)
+                        }
+                    })
+                } else {
+                    Ok(None)
+                };
                 match tried {
                     Ok(Some((mu, failed, refined)))
                         if self.dense.rooting() == Rooting::Multi
@@ -655,11 +669,14 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 ///
 /// Its marginals, from `Y = M⁻¹` (Jacobi, `∂ ln det M/∂M[i][j] = Y[j][i]`):
 /// `μ(h→m) = A[h][m] ([m≠1] Y[m][m] − [h≠1] Y[m][h])` and
-/// `μ(0→m) = ρ_m (2^k Y[m][1] + [m≠1] Y[m][m])` (1-based words); `M` is no
-/// M-matrix, so they are taken under the single-root policy of
-/// [`Certified`]: every entry must pass the entry-wise estimate and no
-/// word may be nearly certain of its head, or every column comes from the
-/// elimination's marginal pass (`ln Z` still from `M`). Derivatives,
+/// `μ(0→m) = ρ_m (2^k Y[m][1] + [m≠1] Y[m][m])` (1-based words; `L⁻¹ =
+/// M⁻¹ S` with `M = S L`, see `arc_reads`); `M` is no M-matrix, so they
+/// are taken under the single-root policy of [`Certified`]: the columns
+/// that fail the entry-wise estimate are refined (one step against `M` as
+/// given by the weights, [`Form::RowSum`]), and a refined column that
+/// still fails, an entry read alone that fails the guard, or a word nearly
+/// certain of its head sends every column to the elimination's marginal
+/// pass (`ln Z` still from `M`). Derivatives,
 /// solves and the inverse do not read `M` (the elimination and the LU of
 /// `L` answer them, as when `L` is not certified).
 struct RowSum<F> {
@@ -709,6 +726,9 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
     /// Returns the number of columns refined too (`0` when none failed).
     /// `O(n³)` for `Y`, `O(n²)` per refined column after.
     fn marginals(&self, weights: &Matrix<f64>) -> (Option<Matrix<f64>>, usize) {
+        if !any_column_can_pass(self.entry_error) {
+            return (None, 0);
+        }
         let Ok(y) = self.lu.inverse() else {
             return (None, 0);
         };
@@ -763,6 +783,18 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
         }
         (mu, failed)
     }
+}
+
+/// Whether any column of dense marginals can pass the first entry-wise
+/// test when an entry of the inverse has the estimated relative error
+/// `entry_error`: that test asks `|a| + |b| ≤ 2⁻⁴⁰/e · |a ± b|` of the one
+/// or two entries an arc reads, which no non-zero marginal meets when
+/// `2⁻⁴⁰/e < 1` (`|a ± b| ≤ |a| + |b|`); then every column would fail,
+/// more than [`REFINE_COLUMNS_UP_TO`] of them, and the inverse (`4n³/3`
+/// flops) would be formed only to be discarded. `O(1)`, before it is
+/// formed.
+fn any_column_can_pass(entry_error: f64) -> bool {
+    2f64.powi(-CERTIFY_MARGINAL_BITS) >= entry_error
 }
 
 /// Whether an LU with no zero pivot, of determinant sign `sign`, certifies
