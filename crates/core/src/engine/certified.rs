@@ -773,8 +773,9 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
                     value += s * row[i];
                     size += (s * row[i]).abs();
                 }
-                // NaN fails.
-                fails |= !(size <= bound * value.abs());
+                // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
+                let keeps_its_bits = size <= bound * value.abs();
+                fails |= !keeps_its_bits;
                 mu[(h, m)] = w * value;
             }
             if fails {
