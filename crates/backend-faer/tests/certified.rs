@@ -409,23 +409,31 @@ fn calibration_case(n: usize, family: u64, shift: f64, g: u64) -> (Graph, [Matri
     let n1 = n + 1;
     let allowed = |h: usize, m: usize| h != m && m != 0;
     let entropy = Matrix::from_fn(n1, n1, |h, m| if allowed(h, m) { -s[(h, m)] } else { 0.0 });
-    let random = Matrix::from_fn(n1, n1, |h, m| {
-        if allowed(h, m) {
-            rng.normal()
-        } else {
-            0.0
-        }
-    });
+    let random = Matrix::from_fn(
+        n1,
+        n1,
+        |h, m| {
+            if allowed(h, m) {
+                rng.normal()
+            } else {
+                0.0
+            }
+        },
+    );
     let heads: Vec<usize> = (1..=n)
         .map(|m| if m == 1 { 0 } else { rng.below(m - 1) + 1 })
         .collect();
-    let tree = Matrix::from_fn(n1, n1, |h, m| {
-        if m > 0 && heads[m - 1] == h {
-            1.0
-        } else {
-            0.0
-        }
-    });
+    let tree = Matrix::from_fn(
+        n1,
+        n1,
+        |h, m| {
+            if m > 0 && heads[m - 1] == h {
+                1.0
+            } else {
+                0.0
+            }
+        },
+    );
     let graph = Graph::from_scores(&rows(&s)).expect("valid scores");
     (graph, [entropy, random, tree])
 }
@@ -475,7 +483,8 @@ fn single_root_products_keep_their_bits_or_are_refused() {
                     shifted,
                     derivative_check: true,
                 };
-                match Model::new(engine, &graph, Rooting::Single).and_then(|m| m.marginals_vjp(seed))
+                match Model::new(engine, &graph, Rooting::Single)
+                    .and_then(|m| m.marginals_vjp(seed))
                 {
                     Ok(v) => {
                         let kept = bits(&v);

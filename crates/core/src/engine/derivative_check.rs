@@ -72,7 +72,8 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// (`X_mm` and `X_mh`; `G_f` of
 /// [`weight_gradient`](crate::laplacian::weight_gradient) without its
 /// signs), `c` = [`VJP_ERROR_FACTOR`]; compared with `‖v̂‖₂`, the norm of the
-/// product as computed. Multi-root, the size of the arc whose marginal
+/// product as computed. Single-root, `‖size‖₂` is floored at
+/// [`SINGLE_ROOT_LARGEST_FACTOR`] times the largest `size_f` (why there). Multi-root, the size of the arc whose marginal
 /// exceeds `1/2` in its column is the sum of the column's other sizes: the
 /// model returns that entry as minus the sum of the others (`balance`, the
 /// identity `Σ_h v_hm = 0`), so its error is at most the sum of theirs,
@@ -100,13 +101,15 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
 /// products that `ln Z`'s own check lets through. Multi-root (9,504
 /// products per engine) it flags every product below 45 bits (about
-/// 4,000); single-root (9,291) it misses 23 and 33 of 659 and 676, which
-/// keep 40–45 bits (see [`CERTIFY_DERIVATIVE_MARGIN`]). It is pessimistic
-/// by 3.2 (multi) and 2.2 (single) bits in the median, with a long tail
+/// 4,000); single-root (9,114) too (615 and 625) with the floor of
+/// [`SINGLE_ROOT_LARGEST_FACTOR`], where the 2-norm alone missed 22 per
+/// engine at 40.6–44.9 bits. It is pessimistic
+/// by 3.3 (multi) and 5.8 (single, 2.4 before the floor) bits in the median, with a long tail
 /// (products that keep all their bits where the estimate expects a nearly
 /// certain word to cost them), so it refuses some products that did keep
-/// 45 bits: 1,900 of 9,504 multi-root and 1,640 of 9,291 single-root in
-/// the sweep (mostly on its nearly deterministic families); how many on
+/// 45 bits: 1,998 of 9,327 multi-root and 4,616 of 9,114 single-root
+/// (1,671 before the floor) in the sweep (mostly on its nearly
+/// deterministic families and at `n ≤ 8`, where the floor decides); how many on
 /// ordinary graphs is measured by the `honest_accuracy` example of
 /// `spantree-faer` (`refusals`). At `n ≤ 8` it refuses 5,791 multi-root
 /// products (1,885 falsely); before the seed was centred and the column
@@ -516,4 +519,3 @@ pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec
     }
     live
 }
-
