@@ -35,7 +35,8 @@ pub use certified::{
 };
 pub use dense::{Dense, DENSE_UNCERTAINTY};
 pub use derivative_check::{
-    VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS, VJP_ERROR_FACTOR,
+    VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS, SINGLE_ROOT_LARGEST_FACTOR,
+    VJP_ERROR_FACTOR,
 };
 pub use eliminated::{Eliminated, WithTangent};
 pub use prepared::{PerLabel, Prepared};
