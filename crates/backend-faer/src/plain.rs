@@ -16,7 +16,7 @@ use crate::kernel::{arch, update, update_rows, Rows, PAD, ROWS};
 const BLOCK: usize = 8;
 
 /// The largest `n` that [`PlainLu::new`] factorises unblocked
-/// ([`Unblocked`]): up to it the blocked factorisation's fixed costs (the
+/// ([`factorise_unblocked`]): up to it the blocked factorisation's fixed costs (the
 /// panel's column-major copy, the row swaps outside the panel, one kernel
 /// call per row with masked tails) outweigh its register blocking.
 /// Measured (the `lu` phase of `cargo run --release -p spantree-bench
@@ -30,7 +30,7 @@ const BLOCK: usize = 8;
 const UNBLOCKED_UP_TO: usize = 12;
 const _: () = assert!(SCRATCH >= UNBLOCKED_UP_TO);
 
-/// The row stride of the scratch in which [`Unblocked`] factorises an
+/// The row stride of the scratch in which [`factorise_unblocked`] factorises an
 /// unpadded matrix (`n < 16`, whose rows are not whole vectors): a multiple
 /// of every vector width, at least [`UNBLOCKED_UP_TO`].
 const SCRATCH: usize = 16;
@@ -71,21 +71,13 @@ impl PlainLu {
         }
         let arch = arch();
         let mut swaps = Vec::with_capacity(n);
-        if n <= UNBLOCKED_UP_TO {
-            arch.dispatch(Unblocked {
-                n,
-                stride,
-                lu: &mut lu,
-                swaps: &mut swaps,
-            });
-        } else {
-            arch.dispatch(Factorise {
-                n,
-                stride,
-                lu: &mut lu,
-                swaps: &mut swaps,
-            });
-        }
+        arch.dispatch(Factorise {
+            n,
+            stride,
+            lu: &mut lu,
+            swaps: &mut swaps,
+            unblocked: n <= UNBLOCKED_UP_TO,
+        });
         PlainLu {
             n,
             stride,
@@ -528,11 +520,14 @@ fn swap_rows(b: &mut [f64], k: usize, i: usize, p: usize) {
     }
 }
 
+/// The factorisation of [`PlainLu::new`]: blocked, or with `unblocked`
+/// [`factorise_unblocked`].
 struct Factorise<'a> {
     n: usize,
     stride: usize,
     lu: &'a mut [f64],
     swaps: &'a mut Vec<usize>,
+    unblocked: bool,
 }
 
 impl WithSimd for Factorise<'_> {
@@ -545,7 +540,12 @@ impl WithSimd for Factorise<'_> {
             stride,
             lu,
             swaps,
+            unblocked,
         } = self;
+        if unblocked {
+            factorise_unblocked(simd, n, stride, lu, swaps);
+            return;
+        }
         let mut panel = vec![0.0; n * BLOCK];
         let mut k0 = 0;
         // Every panel boundary `k1 < n` is a multiple of `BLOCK = PAD`, so
@@ -591,53 +591,42 @@ impl WithSimd for Factorise<'_> {
 /// first one masked so that the columns up to the pivot's keep their
 /// values; rows with `l = 0` are skipped, as `getf2` skips them. Every
 /// entry sees the same operations in the same order as in `getf2`, so the
-/// same bits (and the same as [`Factorise`]'s). Rows that are not whole
+/// same bits (and the same as the blocked factorisation's). Rows that are not whole
 /// vectors (`n < 16`, unpadded) are factorised in a [`SCRATCH`]-strided
 /// copy on the stack and copied back. `2n³/3` flops.
-struct Unblocked<'a> {
+#[inline(always)]
+fn factorise_unblocked<S: Simd>(
+    simd: S,
     n: usize,
     stride: usize,
-    lu: &'a mut [f64],
-    swaps: &'a mut Vec<usize>,
-}
-
-impl WithSimd for Unblocked<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, simd: S) {
-        let Unblocked {
-            n,
-            stride,
-            lu,
-            swaps,
-        } = self;
-        if stride % S::F64_LANES == 0 {
-            getf2_rows(simd, n, stride, lu, swaps);
-            return;
-        }
-        debug_assert!(n <= SCRATCH);
-        let mut scratch = [0.0; SCRATCH * SCRATCH];
-        for (dst, src) in scratch
-            .chunks_exact_mut(SCRATCH)
-            .zip(lu.chunks_exact(stride))
-        {
-            dst[..n].copy_from_slice(&src[..n]);
-        }
-        getf2_rows(simd, n, SCRATCH, &mut scratch, swaps);
-        for (dst, src) in lu
-            .chunks_exact_mut(stride)
-            .zip(scratch.chunks_exact(SCRATCH))
-        {
-            dst[..n].copy_from_slice(&src[..n]);
-        }
+    lu: &mut [f64],
+    swaps: &mut Vec<usize>,
+) {
+    if stride % S::F64_LANES == 0 {
+        getf2_rows(simd, n, stride, lu, swaps);
+        return;
+    }
+    debug_assert!(n <= SCRATCH);
+    let mut scratch = [0.0; SCRATCH * SCRATCH];
+    for (dst, src) in scratch
+        .chunks_exact_mut(SCRATCH)
+        .zip(lu.chunks_exact(stride))
+    {
+        dst[..n].copy_from_slice(&src[..n]);
+    }
+    getf2_rows(simd, n, SCRATCH, &mut scratch, swaps);
+    for (dst, src) in lu
+        .chunks_exact_mut(stride)
+        .zip(scratch.chunks_exact(SCRATCH))
+    {
+        dst[..n].copy_from_slice(&src[..n]);
     }
 }
 
 /// `0, 1, 2, …`: the lane indices of a vector (up to 8 lanes).
 const LANES: [f64; 8] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
 
-/// [`Unblocked`] on rows of `stride` columns, a multiple of the vector
+/// [`factorise_unblocked`] on rows of `stride` columns, a multiple of the vector
 /// width, zero beyond column `n`. `2n³/3` flops.
 #[inline(always)]
 fn getf2_rows<S: Simd>(simd: S, n: usize, stride: usize, a: &mut [f64], swaps: &mut Vec<usize>) {
@@ -893,21 +882,13 @@ mod tests {
                         lu[i * stride..i * stride + n].copy_from_slice(row);
                     }
                     let mut swaps = Vec::new();
-                    if unblocked {
-                        arch.dispatch(Unblocked {
-                            n,
-                            stride,
-                            lu: &mut lu,
-                            swaps: &mut swaps,
-                        });
-                    } else {
-                        arch.dispatch(Factorise {
-                            n,
-                            stride,
-                            lu: &mut lu,
-                            swaps: &mut swaps,
-                        });
-                    }
+                    arch.dispatch(Factorise {
+                        n,
+                        stride,
+                        lu: &mut lu,
+                        swaps: &mut swaps,
+                        unblocked,
+                    });
                     let got: Vec<f64> = (0..n * n).map(|k| lu[k / n * stride + k % n]).collect();
                     let what = format!("n = {n}, kind {kind}, stride {stride}, {unblocked}");
                     assert_eq!(bits(&got), bits(&expected), "{what}");
