@@ -15,6 +15,26 @@ use crate::kernel::{arch, update, update_rows, Rows, PAD, ROWS};
 /// once, its registers loaded and stored once per panel.
 const BLOCK: usize = 8;
 
+/// The largest `n` that [`PlainLu::new`] factorises unblocked
+/// ([`factorise_unblocked`]): up to it the blocked factorisation's fixed costs (the
+/// panel's column-major copy, the row swaps outside the panel, one kernel
+/// call per row with masked tails) outweigh its register blocking.
+/// Measured (the `lu` phase of `cargo run --release -p spantree-bench
+/// --example kernels -- phases N`, a non-LTO build, AVX2, minimum of 300
+/// groups, µs, on a loaded machine; callgrind instructions per call):
+/// `n = 10` 0.74–0.77 against 0.81–0.85 (6.0k against 10.7k
+/// instructions), `n = 12` 0.92 against 0.96–1.01, `n = 14` even
+/// (1.30–1.33 against 1.28–1.31), `n = 16` slower (1.49 against 1.28,
+/// though 10.2k against 16.8k instructions: the scalar pivot search and
+/// divisions sit on the critical path), `n = 24` 3.38 against 2.38.
+const UNBLOCKED_UP_TO: usize = 12;
+const _: () = assert!(SCRATCH >= UNBLOCKED_UP_TO);
+
+/// The row stride of the scratch in which [`factorise_unblocked`] factorises an
+/// unpadded matrix (`n < 16`, whose rows are not whole vectors): a multiple
+/// of every vector width, at least [`UNBLOCKED_UP_TO`].
+const SCRATCH: usize = 16;
+
 /// `P A = L U`, LAPACK-style: `L` unit lower triangular strictly below the
 /// diagonal of `lu`, `U` on and above it; step `k` swapped rows `k` and
 /// `swaps[k] ≥ k`. A zero pivot is recorded and its elimination step
@@ -56,6 +76,7 @@ impl PlainLu {
             stride,
             lu: &mut lu,
             swaps: &mut swaps,
+            unblocked: n <= UNBLOCKED_UP_TO,
         });
         PlainLu {
             n,
@@ -499,11 +520,14 @@ fn swap_rows(b: &mut [f64], k: usize, i: usize, p: usize) {
     }
 }
 
+/// The factorisation of [`PlainLu::new`]: blocked, or with `unblocked`
+/// [`factorise_unblocked`].
 struct Factorise<'a> {
     n: usize,
     stride: usize,
     lu: &'a mut [f64],
     swaps: &'a mut Vec<usize>,
+    unblocked: bool,
 }
 
 impl WithSimd for Factorise<'_> {
@@ -516,7 +540,12 @@ impl WithSimd for Factorise<'_> {
             stride,
             lu,
             swaps,
+            unblocked,
         } = self;
+        if unblocked {
+            factorise_unblocked(simd, n, stride, lu, swaps);
+            return;
+        }
         let mut panel = vec![0.0; n * BLOCK];
         let mut k0 = 0;
         // Every panel boundary `k1 < n` is a multiple of `BLOCK = PAD`, so
@@ -551,6 +580,99 @@ impl WithSimd for Factorise<'_> {
                 update_rows(simd, items, src, true);
             }
             k0 = k1;
+        }
+    }
+}
+
+/// The unblocked factorisation of small matrices, `getf2` itself row by
+/// row: for each column, the pivot search, the full-row swap, and for each
+/// row below the multiplier `l = a / pivot` and the update
+/// `a ← fma(−l, u, a)` of the row right of the column in whole vectors, the
+/// first one masked so that the columns up to the pivot's keep their
+/// values; rows with `l = 0` are skipped, as `getf2` skips them. Every
+/// entry sees the same operations in the same order as in `getf2`, so the
+/// same bits (and the same as the blocked factorisation's). Rows that are not whole
+/// vectors (`n < 16`, unpadded) are factorised in a [`SCRATCH`]-strided
+/// copy on the stack and copied back. `2n³/3` flops.
+#[inline(always)]
+fn factorise_unblocked<S: Simd>(
+    simd: S,
+    n: usize,
+    stride: usize,
+    lu: &mut [f64],
+    swaps: &mut Vec<usize>,
+) {
+    if stride % S::F64_LANES == 0 {
+        getf2_rows(simd, n, stride, lu, swaps);
+        return;
+    }
+    debug_assert!(n <= SCRATCH);
+    let mut scratch = [0.0; SCRATCH * SCRATCH];
+    for (dst, src) in scratch
+        .chunks_exact_mut(SCRATCH)
+        .zip(lu.chunks_exact(stride))
+    {
+        dst[..n].copy_from_slice(&src[..n]);
+    }
+    getf2_rows(simd, n, SCRATCH, &mut scratch, swaps);
+    for (dst, src) in lu
+        .chunks_exact_mut(stride)
+        .zip(scratch.chunks_exact(SCRATCH))
+    {
+        dst[..n].copy_from_slice(&src[..n]);
+    }
+}
+
+/// `0, 1, 2, …`: the lane indices of a vector (up to 8 lanes).
+const LANES: [f64; 8] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+
+/// [`factorise_unblocked`] on rows of `stride` columns, a multiple of the vector
+/// width, zero beyond column `n`. `2n³/3` flops.
+#[inline(always)]
+fn getf2_rows<S: Simd>(simd: S, n: usize, stride: usize, a: &mut [f64], swaps: &mut Vec<usize>) {
+    let lanes = S::F64_LANES;
+    debug_assert!(stride % lanes == 0 && a.len() >= n * stride);
+    let width = n.next_multiple_of(lanes);
+    let (lane, _) = S::as_simd_f64s(&LANES[..lanes]);
+    let lane = lane[0];
+    for k in 0..n {
+        // The first entry of largest magnitude, as `getf2`'s scan.
+        let mut p = k;
+        let mut max = a[k * stride + k].abs();
+        for i in k + 1..n {
+            let x = a[i * stride + k].abs();
+            if x > max {
+                (p, max) = (i, x);
+            }
+        }
+        swaps.push(p);
+        if p != k {
+            let (top, bottom) = a.split_at_mut(p * stride);
+            top[k * stride..k * stride + width].swap_with_slice(&mut bottom[..width]);
+        }
+        let pivot = a[k * stride + k];
+        if pivot == 0.0 || k + 1 == n {
+            continue;
+        }
+        // Whole vectors from the one holding column `k + 1`; in it, only
+        // the lanes right of column `k` take the update.
+        let first = (k + 1) / lanes * lanes;
+        let right = simd.greater_than_f64s(lane, simd.splat_f64s(k as f64 - first as f64));
+        let (top, rest) = a.split_at_mut((k + 1) * stride);
+        let (u, _) = S::as_simd_f64s(&top[k * stride + first..k * stride + width]);
+        for row in rest.chunks_exact_mut(stride).take(n - k - 1) {
+            let l = row[k] / pivot;
+            row[k] = l;
+            if l == 0.0 {
+                continue;
+            }
+            let minus_l = simd.splat_f64s(-l);
+            let (x, _) = S::as_mut_simd_f64s(&mut row[first..width]);
+            let t = simd.mul_add_f64s(minus_l, u[0], x[0]);
+            x[0] = simd.select_f64s(right, t, x[0]);
+            for (x, &u) in x[1..].iter_mut().zip(&u[1..]) {
+                *x = simd.mul_add_f64s(minus_l, u, *x);
+            }
         }
     }
 }
@@ -720,8 +842,9 @@ mod tests {
     /// Every size 0..=70 (every panel boundary and vector remainder), dense
     /// and with a third of the entries zero (zero multipliers, skipped
     /// updates), with ties and an exactly singular column: the blocked,
-    /// column-major-panel factorisation gives `getf2`'s factors and swaps
-    /// bit for bit, on the detected instruction set and on the scalar one.
+    /// column-major-panel factorisation and the unblocked one of small
+    /// matrices give `getf2`'s factors and swaps bit for bit, on the
+    /// detected instruction set and on the scalar one.
     #[test]
     fn blocked_factors_are_getf2_bit_for_bit() {
         let mut s = 0x5eed_u64;
@@ -745,10 +868,14 @@ mod tests {
                     .collect();
                 let (expected, expected_swaps) = getf2(n, a.clone());
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                // Unpadded rows (masked tails) and the padded rows of `PlainLu`.
-                for (arch, stride) in [arch(), Arch::Scalar]
+                // Unpadded rows (masked tails) and the padded rows of
+                // `PlainLu`, blocked and unblocked (unpadded: only up to
+                // its scratch).
+                for (arch, stride, unblocked) in [arch(), Arch::Scalar]
                     .into_iter()
                     .flat_map(|a| [(a, n), (a, n.next_multiple_of(PAD))])
+                    .flat_map(|(a, s)| [(a, s, false), (a, s, true)])
+                    .filter(|&(_, s, unblocked)| !unblocked || s % PAD == 0 || n <= SCRATCH)
                 {
                     let mut lu = vec![0.0; n * stride];
                     for (i, row) in a.chunks_exact(n.max(1)).enumerate() {
@@ -760,9 +887,10 @@ mod tests {
                         stride,
                         lu: &mut lu,
                         swaps: &mut swaps,
+                        unblocked,
                     });
                     let got: Vec<f64> = (0..n * n).map(|k| lu[k / n * stride + k % n]).collect();
-                    let what = format!("n = {n}, kind {kind}, stride {stride}");
+                    let what = format!("n = {n}, kind {kind}, stride {stride}, {unblocked}");
                     assert_eq!(bits(&got), bits(&expected), "{what}");
                     assert_eq!(swaps, expected_swaps, "{what}");
                     let padding = (0..n * stride).filter(|k| k % stride >= n);
