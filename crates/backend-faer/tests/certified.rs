@@ -5,7 +5,7 @@
 //! `≥ 1e-300` keeps the 40 bits the engine promises, whichever route
 //! answered.
 
-use spantree_bruteforce::bits::fewest_bits;
+use spantree_bruteforce::bits::{fewest_bits, normwise_bits};
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::VjpAccuracy;
 use spantree_core::{
@@ -463,23 +463,11 @@ fn single_root_products_keep_their_bits_on_accurate() {
                 .iter()
                 .map(Scalar::to_f64)
                 .collect();
-            let bits = |v: &Matrix<f64>| {
-                let (mut error, mut size) = (0.0f64, 0.0f64);
-                for (found, e) in v.as_slice().iter().zip(&exact) {
-                    error += (found - e) * (found - e);
-                    size += e * e;
-                }
-                if error == 0.0 {
-                    53.0
-                } else {
-                    -0.5 * (error / size).log2()
-                }
-            };
             let case = format!("n = {n}, family {family}, shift {shift}, graph {g}, {what}");
             let v = Model::new(Accurate, &graph, Rooting::Single)
                 .and_then(|m| m.marginals_vjp(seed))
                 .expect("accurate product");
-            let kept = bits(&v);
+            let kept = normwise_bits(v.as_slice(), &exact);
             assert!(kept >= 45.0, "accurate, {case}: {kept:.1} bits");
         }
     }
