@@ -1,7 +1,6 @@
 //! Dense LU where its own check certifies it, the cancellation-free
 //! elimination elsewhere: the accurate default at dense speed.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use super::dense::{self, DENSE_UNCERTAINTY};
@@ -212,9 +211,6 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     /// LU of the row-sum form `M` ([`RowSum`]), which answers `ln Z` and
     /// tries the marginals.
     row_sum: Option<RowSum<F>>,
-    /// Whether the dense inverse was asked for (then trying the dense
-    /// marginals costs only their `O(n²)` test).
-    inverse_formed: AtomicBool,
     /// The marginals, whether they came from the dense inverse, how many
     /// of their columns the elimination recomputed, and how many were
     /// refined ([`Certified::refined_columns`]).
@@ -271,7 +267,6 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             entry_error: error + 8.0 * n as f64 * f64::EPSILON,
             eliminated: OnceLock::new(),
             row_sum,
-            inverse_formed: AtomicBool::new(false),
             marginals: OnceLock::new(),
             factorize,
         };
@@ -486,7 +481,6 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     /// scaled, `L' = D L` with `D = diag(2^k, 1, …)`, so `X = L'⁻¹ D`
     /// (column `0` times `2^k`, exact).
     fn inverse(&self) -> Result<&Matrix<f64>, Numerical> {
-        self.inverse_formed.store(true, Ordering::Relaxed);
         if self.root_scale.0 == 0 {
             return self.dense.inverse();
         }
@@ -572,7 +566,6 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
                 let mut tried_columns = 0;
                 // No column can pass: the inverse is not formed for nothing.
                 let tried = if any_column_can_pass(self.entry_error) {
-                    self.inverse_formed.store(true, Ordering::Relaxed);
                     self.dense_marginals().and_then(|(mu, failed)| {
                         if failed.is_empty() {
                             Ok(Some((mu, failed, 0)))
@@ -631,8 +624,6 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         if !self.certified {
             return self.eliminated().marginals_vjp(seed);
         }
-        // The dense product forms the inverse anyway: the marginals may try it.
-        self.inverse_formed.store(true, Ordering::Relaxed);
         let v = self.dense.marginals_vjp(seed)?;
         let accuracy = self.dense.product_accuracy(seed, &v)?;
         let margin =
