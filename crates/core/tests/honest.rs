@@ -414,64 +414,79 @@ fn dense_lu_refuses_what_it_cannot_hold() {
     );
 }
 
-/// No false refusals of `ln Z` and the marginals on ordinary graphs:
-/// `N(0, 1)` and `N(0, 2²)` scores, `n ≤ 40`, both rootings; the example
-/// measures `n ≤ 100`. The entropy gradient: never refused at `σ = 1`
-/// (none of 6,000 gradients at `n ≤ 100` in the example's sweep). At
-/// `σ = 2` the derivative estimate, pessimistic by 2–4 bits, refuses a few
-/// gradients that kept 45–50 bits (35 of 6,000 in the sweep, `cargo run
-/// --profile test -p spantree-faer --example honest_accuracy refusals`):
-/// here at most 2 of 28 false refusals (refused as `SmallDerivative`,
-/// although the unchecked gradient kept 45 bits against
-/// `HighPrecision<256>`).
+/// The dense engines on ordinary graphs (`N(0, 1)` and `N(0, 2²)` scores,
+/// `n ≤ 40`, both rootings; the example measures `n ≤ 100`): `ln Z` and the
+/// marginals are never refused, and every entropy gradient they return
+/// keeps 45 bits norm-wise against `HighPrecision<256>` (no miss). A refused
+/// gradient is a typed `SmallDerivative` error; it is a false refusal when
+/// the unchecked gradient kept 45 bits anyway. The derivative estimate is
+/// pessimistic (single-root by design: its floor
+/// `SINGLE_ROOT_LARGEST_FACTOR` is what keeps small graphs from returning
+/// 41–45-bit gradients), so false refusals happen and are counted: 9 of
+/// the 112 gradients here, all at `n ≤ 13` (2 at `σ = 1`, `n = 4`; every
+/// one kept 45.2–50.0 bits), checked as "at most 9" so that a change which
+/// refuses more must say so here (`cargo run --profile test -p
+/// spantree-faer --example honest_accuracy refusals` reports the rate at
+/// `n ≤ 100`).
 #[test]
-fn dense_check_accepts_ordinary_graphs() {
-    let mut refused = 0;
+fn dense_check_misses_nothing_on_ordinary_graphs() {
+    let mut false_refusals = Vec::new();
     for sigma in [1.0, 2.0] {
         for n in (1..=40).step_by(3) {
             let mut rng = SplitMix64::new(n as u64);
             let s = random::normal_scores(&mut rng, n, sigma, 0.0);
             let g = Graph::from_scores(&random::rows(&s)).unwrap();
             for rooting in Rooting::ALL {
-                let ctx = format!("σ={sigma} n={n} {}", rooting.name());
-                let f = Model::new(F64, &g, rooting).unwrap();
-                f.log_partition().unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                match f.grad_entropy() {
-                    Ok(_) => {}
-                    Err(Error::Numerical(Numerical::Inaccurate {
-                        cause: Inaccuracy::SmallDerivative { .. },
-                        ..
-                    })) if sigma > 1.0 => {
-                        // The refused gradient, unchecked, against
-                        // HighPrecision<256>: a false refusal if it kept 45.
-                        let found = Model::new(
-                            spantree_faer::DenseLu {
-                                shifted: false,
-                                derivative_check: false,
-                            },
-                            &g,
-                            rooting,
-                        )
-                        .and_then(|m| m.grad_entropy())
+                let exact = Model::new(HighPrecision::<256>, &g, rooting)
+                    .and_then(|m| m.grad_entropy())
+                    .unwrap_or_else(|e| panic!("σ={sigma} n={n}: {e}"));
+                let exact: Vec<f64> = exact[0].as_slice().iter().map(Scalar::to_f64).collect();
+                for shifted in [false, true] {
+                    let ctx = format!("σ={sigma} n={n} {} shifted={shifted}", rooting.name());
+                    let engine = |derivative_check| spantree_faer::DenseLu {
+                        shifted,
+                        derivative_check,
+                    };
+                    let model = Model::new(engine(true), &g, rooting).unwrap();
+                    model
+                        .log_partition()
                         .unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                        let exact = Model::new(HighPrecision::<256>, &g, rooting)
-                            .and_then(|m| m.grad_entropy())
-                            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                        let exact: Vec<f64> =
-                            exact[0].as_slice().iter().map(Scalar::to_f64).collect();
-                        refused += usize::from(
-                            spantree_bruteforce::bits::normwise_bits(found[0].as_slice(), &exact)
-                                >= 45.0,
-                        );
+                    model.marginals().unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                    match model.grad_entropy() {
+                        Ok(found) => {
+                            let bits = spantree_bruteforce::bits::normwise_bits(
+                                found[0].as_slice(),
+                                &exact,
+                            );
+                            assert!(bits >= 45.0, "{ctx}: returned with {bits:.1} bits");
+                        }
+                        Err(Error::Numerical(Numerical::Inaccurate {
+                            cause: Inaccuracy::SmallDerivative { .. },
+                            ..
+                        })) => {
+                            let found = Model::new(engine(false), &g, rooting)
+                                .and_then(|m| m.grad_entropy())
+                                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                            let bits = spantree_bruteforce::bits::normwise_bits(
+                                found[0].as_slice(),
+                                &exact,
+                            );
+                            if bits >= 45.0 {
+                                false_refusals.push(format!("{ctx} ({bits:.1} bits)"));
+                            }
+                        }
+                        Err(e) => panic!("{ctx}: {e}"),
                     }
-                    Err(e) => panic!("{ctx}: {e}"),
                 }
-                let s = Model::new(ShiftedF64, &g, rooting).unwrap();
-                s.marginals().unwrap_or_else(|e| panic!("{ctx}: {e}"));
             }
         }
     }
-    assert!(refused <= 2, "{refused} false refusals at σ = 2");
+    eprintln!("false refusals: {false_refusals:#?}");
+    assert!(
+        false_refusals.len() <= 9,
+        "{} false refusals: {false_refusals:#?}",
+        false_refusals.len()
+    );
 }
 
 /// The derivative of `Z` for forbidden arcs and at `Z`'s own scale, from
