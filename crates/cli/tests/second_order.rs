@@ -155,7 +155,12 @@ fn covariance_matches_enumeration() {
                             ],
                             &lines(&[(*line).clone()]),
                         );
-                        assert!(out.status.success(), "{what}: {}", stderr(&out));
+                        assert!(
+                            out.status.success(),
+                            "{what} on {backend}: {}{}",
+                            stderr(&out),
+                            stdout(&out)
+                        );
                         let got = number_matrix(&records(&out)[0]["covariance"]);
                         assert_close(&got, &expected.map(|x| x.to_f64()), 1e-12, &what);
                     }
