@@ -368,6 +368,24 @@ fn vjp_glue<S: Scalar>(
     y: Option<&Matrix<S>>,
     rooting: Rooting,
 ) -> Matrix<S> {
+    // Each case its own loops: no test of the options per arc in the two
+    // that are used (the product, and the marginals).
+    match (seed, y) {
+        (Some(seed), Some(y)) => glue(Some(seed), w, x, Some(y), rooting),
+        (None, None) => glue(None, w, x, None, rooting),
+        (seed, y) => glue(seed, w, x, y, rooting),
+    }
+}
+
+/// The body of [`vjp_glue`], inlined into each of its cases.
+#[inline(always)]
+fn glue<S: Scalar>(
+    seed: Option<&Matrix<S>>,
+    w: &Matrix<S>,
+    x: &Matrix<S>,
+    y: Option<&Matrix<S>>,
+    rooting: Rooting,
+) -> Matrix<S> {
     let n1 = w.rows();
     let n = n1 - 1;
     let single = rooting == Rooting::Single;

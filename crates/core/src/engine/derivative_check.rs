@@ -212,73 +212,106 @@ impl VjpAccuracy {
         let n1 = weights.rows();
         let n = n1 - 1;
         let single = rooting == Rooting::Single;
-        let (ws, ss, xs, vs) = (
-            weights.as_slice(),
-            centred.as_slice(),
-            x.as_slice(),
-            v.as_slice(),
-        );
+        let xs = x.as_slice();
         // The weights' layout keeps column `0` and the diagonal zero.
-        let allowed = |k: usize| !ws[k].is_zero() && live.is_none_or(|l| l[k]);
+        let allowed = |w: &S, k: usize| !w.is_zero() && live.is_none_or(|l| l[k]);
         // An arc that is in every tree (the only allowed arc into its word,
         // or single-root the only allowed root arc) has covariance exactly
         // zero, which `balance` restores: it adds no error.
         let mut heads = vec![0usize; n1];
-        for h in 0..n1 {
-            for (m, count) in heads.iter_mut().enumerate() {
-                *count += usize::from(allowed(h * n1 + m));
+        for (h, wr) in rows(weights).enumerate() {
+            for (m, (count, w)) in heads.iter_mut().zip(wr).enumerate() {
+                *count += usize::from(allowed(w, h * n1 + m));
             }
         }
-        let roots = (1..n1).filter(|&m| allowed(m)).count();
-        let (mut scale, mut norm) = (0.0f64, 0.0f64);
+        let roots = (1..n1)
+            .filter(|&m| allowed(&weights.as_slice()[m], m))
+            .count();
+        // What the arcs into word `m = j + 1` read of `X` besides `X[j][h−1]`
+        // (the entries `arc_entries(rooting, h, m)` reads, `X[j][i]` for
+        // each `(i, j)`): a root arc `(0, j)` single-root, `(j, j)` multi;
+        // a word arc `(j, j)`, none single-root into word `1`.
+        let root_read: Vec<f64> = (0..n)
+            .map(|j| xs[j * n + if single { 0 } else { j }].to_f64().abs())
+            .collect();
+        let diagonal: Vec<f64> = (0..n)
+            .map(|j| {
+                if single && j == 0 {
+                    0.0
+                } else {
+                    xs[j * n + j].to_f64().abs()
+                }
+            })
+            .collect();
+        // The size `w_f Σ |X_ji|` of arc `h → m = j + 1`, and whether it
+        // counts (allowed, not in every tree).
+        let arc = |h: usize, m: usize, w: &S| -> (bool, f64) {
+            let counts =
+                !(single && h == 0 && roots == 1) && heads[m] != 1 && allowed(w, h * n1 + m);
+            let j = m - 1;
+            let read = if h == 0 {
+                root_read[j]
+            } else {
+                let other = if single && h == 1 {
+                    0.0
+                } else {
+                    xs[j * n + h - 1].to_f64().abs()
+                };
+                diagonal[j] + other
+            };
+            (counts, w.to_f64().abs() * read)
+        };
+        let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         // Multi-root, the column identities rework the sizes before they
-        // are summed; single-root they are summed as they come, in the same
-        // row-major order (the skipped zeros add nothing).
-        let mut size = vec![0.0f64; if single { 0 } else { n1 * n1 }];
-        let (mut sizes, mut largest) = (0.0f64, 0.0f64);
-        for h in 0..n1 {
-            let skip_row = single && h == 0 && roots == 1;
-            for (m, &count) in heads.iter().enumerate().skip(1) {
-                let k = h * n1 + m;
-                if skip_row || count == 1 || !allowed(k) {
+        // are summed (`balance` in the gradient module): in each column the
+        // first arc whose marginal exceeds `1/2` gets minus the sum of the
+        // column's other entries, so its size is the sum of the others'
+        // (its error is at most the sum of theirs). Those column sums are
+        // taken first, in the order of `h`, and the sizes summed after, in
+        // row-major order as they come (the skipped zeros add nothing).
+        let mut balanced = vec![0.0f64; if single { 0 } else { n1 }];
+        let mut top = vec![usize::MAX; if single { 0 } else { n1 }];
+        if !single {
+            for (h, ur) in rows(mu).enumerate() {
+                for (m, (t, u)) in top.iter_mut().zip(ur).enumerate() {
+                    if *t == usize::MAX && h != m && u.to_f64() > 0.5 {
+                        *t = h;
+                    }
+                }
+            }
+            for (h, (wr, sr)) in rows(weights).zip(rows(centred)).enumerate() {
+                for m in 1..n1 {
+                    let (counts, size) = arc(h, m, &wr[m]);
+                    if counts {
+                        scale = scale.max(sr[m].to_f64().abs());
+                        if h != top[m] {
+                            balanced[m] += size;
+                        }
+                    }
+                }
+            }
+        }
+        for (h, (wr, (sr, vr))) in rows(weights).zip(rows(centred).zip(rows(v))).enumerate() {
+            for m in 1..n1 {
+                let (counts, size) = arc(h, m, &wr[m]);
+                if !counts {
                     continue;
                 }
-                scale = scale.max(ss[k].to_f64().abs());
-                // The entries `arc_entries(rooting, h, m)` reads, `X[j][i]`
-                // for each `(i, j)`: `(j, j)` (single-root, `(0, j)` for a
-                // root arc, none for a word arc into word `1`), then
-                // `(h − 1, j)` for a word arc (none single-root from word 1).
-                let j = m - 1;
-                let row = &xs[j * n..(j + 1) * n];
-                let read = if h == 0 {
-                    row[if single { 0 } else { j }].to_f64().abs()
-                } else {
-                    let diagonal = if single && j == 0 {
-                        0.0
-                    } else {
-                        row[j].to_f64().abs()
-                    };
-                    let other = if single && h == 1 {
-                        0.0
-                    } else {
-                        row[h - 1].to_f64().abs()
-                    };
-                    diagonal + other
-                };
-                let arc_size = ws[k].to_f64().abs() * read;
                 if single {
-                    sizes += arc_size * arc_size;
-                    largest = largest.max(arc_size);
+                    scale = scale.max(sr[m].to_f64().abs());
+                    largest = largest.max(size);
+                    sizes += size * size;
                 } else {
-                    size[k] = arc_size;
+                    let size = if h == top[m] && size > 0.0 {
+                        balanced[m]
+                    } else {
+                        size
+                    };
+                    sizes += size * size;
                 }
-                let value = vs[k].to_f64();
+                let value = vr[m].to_f64();
                 norm += value * value;
             }
-        }
-        if !single {
-            balanced_sizes(&mut size, mu);
-            sizes = size.iter().map(|s| s * s).sum();
         }
         let factor = VJP_ERROR_FACTOR[usize::from(single)];
         let size = if single && floor {
@@ -331,6 +364,11 @@ pub(crate) fn live_accuracy<S: Scalar>(
     }
     let live = live_arcs(weights, rooting);
     VjpAccuracy::over(centred, weights, x, mu, v, rooting, Some(&live), false)
+}
+
+/// The rows of a matrix, as slices.
+fn rows<S>(m: &Matrix<S>) -> std::slice::ChunksExact<'_, S> {
+    m.as_slice().chunks_exact(m.cols())
 }
 
 /// The refusal of a gradient whose estimated accuracy is below
@@ -473,23 +511,6 @@ pub(crate) fn single_root_constant<S: Scalar>(seed: &Matrix<S>, weights: &Matrix
         }
     }
     true
-}
-
-/// The sizes of [`VjpAccuracy`] as the model's column identities
-/// (`balance` in the gradient module) leave them: in each column, the
-/// first arc whose marginal exceeds `1/2` gets minus the sum of the
-/// column's other entries, so its error is at most the sum of theirs, and
-/// single-root the same for the root arc above `1/2` (unless its column
-/// already fixed it). `O(n²)`.
-fn balanced_sizes<S: Scalar>(size: &mut [f64], mu: &Matrix<S>) {
-    let n1 = mu.rows();
-    for m in 1..n1 {
-        if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)].to_f64() > 0.5) {
-            if size[t * n1 + m] > 0.0 {
-                size[t * n1 + m] = (0..n1).filter(|&h| h != t).map(|h| size[h * n1 + m]).sum();
-            }
-        }
-    }
 }
 
 /// Whether each allowed arc `h → m` lies in some tree, row-major in the
