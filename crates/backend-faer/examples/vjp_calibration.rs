@@ -33,7 +33,11 @@
 //! `CALIBRATION_DUMP=1` prints one line per elimination product: truth and
 //! estimate.
 
-use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
+#[path = "../tests/common/calibration.rs"]
+mod calibration;
+
+use calibration::{calibration_case, reference_product};
+use spantree_bruteforce::random::{normal_scores, rows, SplitMix64};
 use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS};
 use spantree_core::Eliminated;
 use spantree_core::{Engine, Error, Factors, Graph, Matrix, Model, Numerical, Rooting, Scalar};
@@ -234,56 +238,8 @@ fn main() {
             for family in 0..7u64 {
                 for shift in [0.0, -5.0, -10.0, -20.0] {
                     for g in 0..graphs {
-                        let mut rng = SplitMix64::new(g * 1000 + n as u64 * 17 + family);
-                        let mut s = match family {
-                            0 => normal_scores(&mut rng, n, 1.0, 0.0),
-                            1 => normal_scores(&mut rng, n, 2.0, 0.0),
-                            2 => normal_scores(&mut rng, n, 4.0, 0.0),
-                            3 => uniform_scores(&mut rng, n, 5.0),
-                            4 => uniform_scores(&mut rng, n, 10.0),
-                            5 => uniform_scores(&mut rng, n, 20.0),
-                            _ => uniform_scores(&mut rng, n, 50.0),
-                        };
-                        for m in 1..=n {
-                            s[(0, m)] += shift;
-                        }
-                        let graph = Graph::from_scores(&rows(&s)).expect("valid");
-                        let n1 = n + 1;
-                        let allowed = |h: usize, m: usize| h != m && m != 0;
-                        let entropy =
-                            Matrix::from_fn(
-                                n1,
-                                n1,
-                                |h, m| {
-                                    if allowed(h, m) {
-                                        -s[(h, m)]
-                                    } else {
-                                        0.0
-                                    }
-                                },
-                            );
-                        let random =
-                            Matrix::from_fn(
-                                n1,
-                                n1,
-                                |h, m| {
-                                    if allowed(h, m) {
-                                        rng.normal()
-                                    } else {
-                                        0.0
-                                    }
-                                },
-                            );
-                        let heads: Vec<usize> = (1..=n)
-                            .map(|m| if m == 1 { 0 } else { rng.below(m - 1) + 1 })
-                            .collect();
-                        let tree = Matrix::from_fn(n1, n1, |h, m| {
-                            if m > 0 && heads[m - 1] == h {
-                                1.0
-                            } else {
-                                0.0
-                            }
-                        });
+                        let (graph, [entropy, random, tree]) =
+                            calibration_case(n, family, shift, g);
                         let Ok(reference) = Model::new(HighPrecision::<512>, &graph, rooting)
                         else {
                             continue;
@@ -291,15 +247,7 @@ fn main() {
                         for (what, seed) in
                             [("entropy", &entropy), ("random", &random), ("tree", &tree)]
                         {
-                            let Ok(truth) = reference
-                                .marginals_vjp(&seed.map(|&x| Scalar::from_f64(x)))
-                                .map(|v| {
-                                    v.as_slice()
-                                        .iter()
-                                        .map(Scalar::to_f64)
-                                        .collect::<Vec<f64>>()
-                                })
-                            else {
+                            let Ok(truth) = reference_product(&reference, seed) else {
                                 continue;
                             };
                             for (k, shifted) in [false, true].into_iter().enumerate() {

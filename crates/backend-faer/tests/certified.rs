@@ -5,6 +5,10 @@
 //! `≥ 1e-300` keeps the 40 bits the engine promises, whichever route
 //! answered.
 
+#[path = "common/calibration.rs"]
+mod calibration;
+
+use calibration::{calibration_case, reference_product};
 use spantree_bruteforce::bits::{fewest_bits, normwise_bits};
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::engine::VjpAccuracy;
@@ -389,55 +393,6 @@ fn constant_seeds_give_zero_on_shifted_f64() {
     constant_seeds_give_zero(ShiftedF64);
 }
 
-/// The graph and the three seeds (entropy `−θ`, random `N(0, 1)`, the
-/// indicator of a random tree) of the `vjp_calibration` example of this
-/// crate for `n` words, score family `family` (`2`: `N(0, 4²)`; `3`, `4`,
-/// `5`: uniform in `±5`, `±10`, `±20`), root shift `shift` and graph `g`:
-/// the same generator, draw for draw.
-fn calibration_case(n: usize, family: u64, shift: f64, g: u64) -> (Graph, [Matrix<f64>; 3]) {
-    let mut rng = SplitMix64::new(g * 1000 + n as u64 * 17 + family);
-    let mut s = match family {
-        2 => normal_scores(&mut rng, n, 4.0, 0.0),
-        3 => uniform_scores(&mut rng, n, 5.0),
-        4 => uniform_scores(&mut rng, n, 10.0),
-        5 => uniform_scores(&mut rng, n, 20.0),
-        _ => unreachable!("a family of the calibration"),
-    };
-    for m in 1..=n {
-        s[(0, m)] += shift;
-    }
-    let n1 = n + 1;
-    let allowed = |h: usize, m: usize| h != m && m != 0;
-    let entropy = Matrix::from_fn(n1, n1, |h, m| if allowed(h, m) { -s[(h, m)] } else { 0.0 });
-    let random = Matrix::from_fn(
-        n1,
-        n1,
-        |h, m| {
-            if allowed(h, m) {
-                rng.normal()
-            } else {
-                0.0
-            }
-        },
-    );
-    let heads: Vec<usize> = (1..=n)
-        .map(|m| if m == 1 { 0 } else { rng.below(m - 1) + 1 })
-        .collect();
-    let tree = Matrix::from_fn(
-        n1,
-        n1,
-        |h, m| {
-            if m > 0 && heads[m - 1] == h {
-                1.0
-            } else {
-                0.0
-            }
-        },
-    );
-    let graph = Graph::from_scores(&rows(&s)).expect("valid scores");
-    (graph, [entropy, random, tree])
-}
-
 #[test]
 fn single_root_products_keep_their_bits_on_accurate() {
     // Single-root products of the calibration sweep (`vjp_calibration`)
@@ -456,13 +411,7 @@ fn single_root_products_keep_their_bits_on_accurate() {
         let (graph, seeds) = calibration_case(n, family, shift, g);
         let reference = Model::new(HighPrecision::<512>, &graph, Rooting::Single).expect("model");
         for (what, seed) in ["entropy", "random", "tree"].into_iter().zip(&seeds) {
-            let exact: Vec<f64> = reference
-                .marginals_vjp(&seed.map(|&x| Scalar::from_f64(x)))
-                .expect("reference product")
-                .as_slice()
-                .iter()
-                .map(Scalar::to_f64)
-                .collect();
+            let exact = reference_product(&reference, seed).expect("reference product");
             let case = format!("n = {n}, family {family}, shift {shift}, graph {g}, {what}");
             let v = Model::new(Accurate, &graph, Rooting::Single)
                 .and_then(|m| m.marginals_vjp(seed))

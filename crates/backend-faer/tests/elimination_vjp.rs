@@ -10,10 +10,16 @@
 //! the plain `f64` elimination (dual and anchored numbers) could not keep
 //! 45 bits either.
 
+// Its reference product; its graphs are this file's own (`case`).
+#[allow(dead_code)]
+#[path = "common/calibration.rs"]
+mod calibration;
+
+use calibration::reference_product;
 use spantree_bruteforce::bits::normwise_bits;
 use spantree_bruteforce::random::{normal_scores, rows, uniform_scores, SplitMix64};
 use spantree_core::elimination::{marginals_jvp, Anchored, Dual};
-use spantree_core::{Error, Factors, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting, Scalar};
+use spantree_core::{Error, Factors, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting};
 use spantree_exact::HighPrecision;
 use spantree_faer::Accurate;
 
@@ -82,13 +88,7 @@ fn keeps_its_bits_or_refuses(n: usize, family: u64, shift: f64, g: u64, entropy:
     for rooting in Rooting::ALL {
         let what = format!("{rooting:?} n = {n} family {family} shift {shift} graph {g}");
         let reference = Model::new(HighPrecision::<512>, &graph, rooting).expect("reference");
-        let truth: Vec<f64> = reference
-            .marginals_vjp(&seed.map(|&x| Scalar::from_f64(x)))
-            .expect("reference product")
-            .as_slice()
-            .iter()
-            .map(Scalar::to_f64)
-            .collect();
+        let truth = reference_product(&reference, &seed).expect("reference product");
         let model = Model::new(Accurate, &graph, rooting).expect("model");
         match model.marginals_vjp(&seed) {
             Ok(v) => {
