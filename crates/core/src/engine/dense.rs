@@ -40,6 +40,12 @@ type Escalate<F> = fn(
 /// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
 /// `X = L⁻¹` (formed once; `G` reads one or two entries of `X` per arc,
 /// [`weight_gradient`](crate::laplacian::weight_gradient)), solves and the adjugate from `F`.
+///
+/// With [`Dense::with_derivative_check`] (the `f64` engines `F64` and
+/// `ShiftedF64` of `spantree-faer`) every vector–Jacobian product is
+/// estimated in `O(n²)` ([`VjpAccuracy`]) and refused below
+/// [`DERIVATIVE_BITS`]; single-root, a product that only the estimate's
+/// floor doubts is computed by the elimination instead ([`Eliminated`]).
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
     weights: Matrix<F::Scalar>,
@@ -59,8 +65,7 @@ pub struct Dense<F: Factorization> {
     /// derivative check it).
     ln_det_error: OnceLock<f64>,
     /// Whether vector–Jacobian products are refused when
-    /// [`VjpAccuracy`](super::VjpAccuracy) says they keep fewer than
-    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
+    /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`].
     check_derivatives: bool,
     /// Whether the caller estimates every product
     /// ([`Dense::product_accuracy`]): the centred seed is kept for it.
