@@ -63,7 +63,8 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// engines returned 7,012 products, 23 of them below 45 bits (fewest 40.6
 /// on `F64`, 41.7 on `ShiftedF64`); now 4,422 of the 7,012 are escalated,
 /// none is returned below 45 bits, and the fewest returned keep 46.9 and
-/// 46.6 (the 23 keep 48.1–53.0). That many escalate because at `n ≤ 8`
+/// 46.6 (the 23, 22 of them at `n ≤ 8` and one at `n = 36`, keep
+/// 48.1–53.0). That many escalate because at `n ≤ 8`
 /// the floor decides most estimates; on ordinary graphs fewer do (the core
 /// `honest` test: 16 of the 72 single-root entropy gradients at `n ≤ 40`,
 /// all with `σ = 2` but one pair at `n = 4`, `σ = 1`, up to `n = 22`), each
