@@ -22,10 +22,15 @@
 //! against `ShiftedF64`'s.
 //!
 //! Per rooting and engine: the products, those that kept fewer than 45
-//! bits, the refusals, the misses (fewer than 45 bits, not refused), the
+//! bits, the refusals, the misses (returned with fewer than 45 bits), the
 //! false refusals (45 bits or more, refused), the median, 99th percentile
 //! and largest of true minus estimated bits (the estimate's pessimism) over the products the check saw, and the fewest and median
-//! true bits of what is returned. `accurate` reports the products its dense
+//! true bits of what is returned. For the dense engines the first columns
+//! judge the dense product (without the check); what is returned is the
+//! checked engine's answer, which single-root may be the elimination's
+//! product (`escalated`: the check accepted the dense product, the floored
+//! estimate did not; see `Dense::with_derivative_check`), and `returned`
+//! counts the products answered. `accurate` reports the products its dense
 //! route answered and the fewest bits it returned (a refusal counts as
 //! false when the elimination's own product kept 45 bits); `elimination
 //! alone` is `Eliminated`'s `f64` product before escalation, with its
@@ -94,6 +99,8 @@ struct Tally {
     pessimism: Vec<f64>,
     returned: Vec<f64>,
     dense: usize,
+    /// Dense engines: products escalated to the elimination.
+    escalated: usize,
 }
 
 impl Tally {
@@ -113,14 +120,16 @@ impl Tally {
         };
         let tail = format!("{:.1} / {:.1}", quantile(0.99), quantile(1.0));
         println!(
-            "| {} | {engine} | {} | {} | {} | {} | {} | {pessimism:.1} | {tail} | {fewest:.1} | {returned:.1} | {} |",
+            "| {} | {engine} | {} | {} | {} | {} | {} | {pessimism:.1} | {tail} | {fewest:.1} | {returned:.1} | {} | {} | {} |",
             rooting.name(),
             self.products,
             self.below,
             self.refused,
             self.missed,
             self.false_refusals,
-            self.dense
+            self.dense,
+            self.escalated,
+            self.returned.len()
         );
     }
 }
@@ -229,8 +238,8 @@ fn main() {
     let verbose = std::env::var_os("CALIBRATION_VERBOSE").is_some();
     // One line per elimination product: truth and estimate (for the factor).
     let dump = std::env::var_os("CALIBRATION_DUMP").is_some();
-    println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | 99th percentile / max | fewest returned | median returned | dense route |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rooting | engine | products | < 45 bits | refused | missed | false refusals | median truth − estimate | 99th percentile / max | fewest returned | median returned | dense route | escalated | returned |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for rooting in Rooting::ALL {
         let mut tallies: [Tally; 4] = Default::default();
         for &n in &sizes {
@@ -274,8 +283,14 @@ fn main() {
                                     &v,
                                     rooting,
                                 );
-                                let answer = Model::new(checked, &graph, rooting)
-                                    .and_then(|m| m.marginals_vjp(seed));
+                                // The checked engine's answer: the dense
+                                // product, refused, or (single-root, where
+                                // only the floor doubts it) escalated to the
+                                // elimination.
+                                let answer = Model::new(checked, &graph, rooting).and_then(|m| {
+                                    let v = m.marginals_vjp(seed)?;
+                                    Ok((v, m.factors().elimination_formed()))
+                                });
                                 let refused = matches!(
                                     answer,
                                     Err(Error::Numerical(Numerical::Inaccurate { .. }))
@@ -286,14 +301,23 @@ fn main() {
                                 let below = truth_bits < DERIVATIVE_BITS;
                                 t.below += usize::from(below);
                                 t.refused += usize::from(refused);
-                                t.missed += usize::from(below && !refused);
                                 t.false_refusals += usize::from(!below && refused);
-                                if !refused {
-                                    t.returned.push(truth_bits);
+                                let mut returned_bits = None;
+                                if let Ok((v, escalated)) = &answer {
+                                    let b = bits(v, &truth);
+                                    t.escalated += usize::from(*escalated);
+                                    t.missed += usize::from(b < DERIVATIVE_BITS);
+                                    t.returned.push(b);
+                                    returned_bits = Some(b);
                                 }
-                                if verbose && (below != refused) {
+                                let missed = returned_bits.is_some_and(|b| b < DERIVATIVE_BITS);
+                                // Misses, false refusals, and the dense
+                                // products below 45 bits that the checked
+                                // engine answered (escalated or missed).
+                                if verbose && (missed || (!below && refused) || (below && !refused))
+                                {
                                     println!(
-                                        "  {} {} n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, estimate {:.1}, refused {refused}",
+                                        "  {} {} n = {n} family {family} shift {shift} graph {g} {what}: {truth_bits:.1} bits, estimate {:.1}, refused {refused}, returned {returned_bits:?}",
                                         rooting.name(),
                                         plain.name(),
                                         estimate.bits()

@@ -3,20 +3,49 @@
 use std::sync::{Mutex, OnceLock};
 
 use super::derivative_check::{centred_with, live_accuracy};
-use super::{Factorization, Factors};
+use super::{
+    Eliminated, Factorization, Factors, VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS,
+};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
+use crate::linalg::PartialPivLu;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 
-/// A seed and its centred form (`derivative_check::centred_with`).
-type SeedPair<S> = (Matrix<S>, Matrix<S>);
+/// The last seed of [`Factors::marginals_vjp`], its centred form
+/// (`derivative_check::centred_with`) and, when the product decided by it
+/// already, the estimate [`Dense::vjp_accuracy`] is to report.
+#[derive(Debug)]
+struct LastProduct<S> {
+    seed: Matrix<S>,
+    centred: Matrix<S>,
+    accuracy: Option<VjpAccuracy>,
+}
+
+/// The elimination a dense `f64` engine escalates single-root products to
+/// ([`Dense::with_derivative_check`]). Its own dense factorisation (for
+/// solves, which no product reads) is core's [`PartialPivLu`]: `Dense<F>`
+/// has no constructor of `F` to hand it.
+type Escalation = Eliminated<f64, PartialPivLu<f64>>;
+
+/// A product escalated to the elimination and its own estimate, set by
+/// [`Dense::with_derivative_check`] where the scalar is `f64`.
+type Escalate<F> = fn(
+    &Dense<F>,
+    &Matrix<<F as Factorization>::Scalar>,
+) -> Result<(Matrix<<F as Factorization>::Scalar>, VjpAccuracy), Numerical>;
 
 /// The Laplacian of a graph's prepared weights under a dense factorisation
 /// `F`: `ln Z` from its pivots, the marginals `μ = w ⊙ G(X)` from the inverse
 /// `X = L⁻¹` (formed once; `G` reads one or two entries of `X` per arc,
 /// [`weight_gradient`](crate::laplacian::weight_gradient)), solves and the adjugate from `F`.
+///
+/// With [`Dense::with_derivative_check`] (the `f64` engines `F64` and
+/// `ShiftedF64` of `spantree-faer`) every vector–Jacobian product is
+/// estimated in `O(n²)` ([`VjpAccuracy`]) and refused below
+/// [`DERIVATIVE_BITS`]; single-root, a product that only the estimate's
+/// floor doubts is computed by the elimination instead ([`Eliminated`]).
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
     weights: Matrix<F::Scalar>,
@@ -26,21 +55,26 @@ pub struct Dense<F: Factorization> {
     /// The marginals from the inverse, formed once (the answer, the seed's
     /// centring, the derivative check and the model's balancing read them).
     marginals: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
-    /// The last seed of [`Factors::marginals_vjp`] and its centred form,
-    /// with [`Dense::with_derivative_check`] only: the check of the same
-    /// product reads it instead of centring again (`O(n²)` saved; the model
-    /// asks for the check right after the product).
-    last_centred: Mutex<Option<SeedPair<F::Scalar>>>,
+    /// The last seed of [`Factors::marginals_vjp`], its centred form and
+    /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
+    /// the product returned: the check of the same product reads it instead
+    /// of centring and estimating again (`O(n²)` saved; the model asks for
+    /// the check right after the product).
+    last: Mutex<Option<LastProduct<F::Scalar>>>,
     /// [`Factorization::ln_det_error`], formed once (`ln Z` and every
     /// derivative check it).
     ln_det_error: OnceLock<f64>,
     /// Whether vector–Jacobian products are refused when
-    /// [`VjpAccuracy`](super::VjpAccuracy) says they keep fewer than
-    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
+    /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`].
     check_derivatives: bool,
     /// Whether the caller estimates every product
     /// ([`Dense::product_accuracy`]): the centred seed is kept for it.
     estimate_products: bool,
+    /// With [`Dense::with_derivative_check`] (`f64` only): the single-root
+    /// products that only the floor doubts go to the elimination.
+    escalate: Option<Escalate<F>>,
+    /// That elimination, formed on first use (boxed: it holds a `Dense`).
+    escalation: OnceLock<Box<Escalation>>,
 }
 
 impl<F: Factorization> Dense<F> {
@@ -58,23 +92,13 @@ impl<F: Factorization> Dense<F> {
             lu,
             inverse: OnceLock::new(),
             marginals: OnceLock::new(),
-            last_centred: Mutex::new(None),
+            last: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
             estimate_products: false,
+            escalate: None,
+            escalation: OnceLock::new(),
         }
-    }
-
-    /// These factors, refusing every vector–Jacobian product that
-    /// [`VjpAccuracy`](super::VjpAccuracy) estimates to keep fewer than
-    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) norm-wise (`O(n²)` per
-    /// product, compared by the model with the gradient it returns). Meant
-    /// for the `f64` engines; exact and high-precision factorisations need
-    /// no such check.
-    #[must_use]
-    pub fn with_derivative_check(mut self) -> Self {
-        self.check_derivatives = true;
-        self
     }
 
     /// These factors, keeping each product's centred seed for
@@ -108,11 +132,40 @@ impl<F: Factorization> Dense<F> {
     /// The centred seed the last product kept, if it was `seed`'s;
     /// otherwise formed again ([`centred_with`]).
     fn centred_of(&self, seed: &Matrix<F::Scalar>, mu: &Matrix<F::Scalar>) -> Matrix<F::Scalar> {
-        let last = self.last_centred.lock().ok().and_then(|mut l| l.take());
-        match last {
-            Some((s, centred)) if s == *seed => centred,
-            _ => centred_with(seed, &self.weights, mu, self.rooting),
+        match self.last_of(seed) {
+            Some(last) => last.centred,
+            None => centred_with(seed, &self.weights, mu, self.rooting),
         }
+    }
+
+    /// What the last product kept, if its seed was `seed` (taken: the
+    /// model asks once per product).
+    fn last_of(&self, seed: &Matrix<F::Scalar>) -> Option<LastProduct<F::Scalar>> {
+        let last = self.last.lock().ok().and_then(|mut l| l.take());
+        last.filter(|l| l.seed == *seed)
+    }
+
+    /// Keeps `seed`, its centred form and the estimate of the product
+    /// returned for the check that follows.
+    fn keep(
+        &self,
+        seed: &Matrix<F::Scalar>,
+        centred: Matrix<F::Scalar>,
+        accuracy: Option<VjpAccuracy>,
+    ) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(LastProduct {
+                seed: seed.clone(),
+                centred,
+                accuracy,
+            });
+        }
+    }
+
+    /// Whether a single-root product was escalated to the elimination
+    /// ([`Dense::with_derivative_check`]; `false` before any is asked).
+    pub fn elimination_formed(&self) -> bool {
+        self.escalation.get().is_some()
     }
 
     /// The dense factorisation.
@@ -136,6 +189,77 @@ impl<F: Factorization> Dense<F> {
     /// first use and kept, `O(n²)` once.
     pub fn ln_det_error(&self) -> f64 {
         *self.ln_det_error.get_or_init(|| self.lu.ln_det_error())
+    }
+}
+
+impl<F: Factorization<Scalar = f64>> Dense<F> {
+    /// These factors, checking every vector–Jacobian product by
+    /// [`VjpAccuracy`] (`O(n²)` per product, compared by the model with the
+    /// gradient it returns): a product estimated below
+    /// [`DERIVATIVE_BITS`] norm-wise is refused
+    /// ([`Inaccuracy::SmallDerivative`]); the estimate there is
+    /// [`VjpAccuracy`] without the single-root floor of
+    /// [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR),
+    /// which refuses accurate gradients of small ordinary graphs.
+    ///
+    /// Single-root, a product that this check accepts but whose floored
+    /// estimate keeps fewer than [`DERIVATIVE_BITS`] +
+    /// [`CERTIFY_DERIVATIVE_MARGIN`] (the zone where only the floor doubts
+    /// it: the 23 dense products per engine of the calibration sweep that
+    /// kept 40.6–44.9 bits, 22 of them at `n ≤ 8`, one at `n = 36`) is
+    /// *escalated*: computed again by the
+    /// cancellation-free elimination ([`Eliminated`], as
+    /// [`Certified`](super::Certified) does; its marginal pass `≈ 1.3 n³`
+    /// once per factors, and `≈ 4.5 n³` per product), returned with the
+    /// elimination's own running estimate for the model's check (or its
+    /// refusal, [`Inaccuracy::EliminationCancellation`]). The floor grows
+    /// with the largest arc only, so the zone is one of small graphs (or of
+    /// graphs whose norm a few arcs carry). The
+    /// margin is `Certified`'s: the floor flags the worst product of the
+    /// sweep with 0.03 bits to spare, and an escalation costs time, not a
+    /// refusal. Accuracy, measured by the calibration sweep (`cargo run
+    /// --profile test -p spantree-faer --example vjp_calibration 3 4 5 6 8
+    /// 36`): see [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR)
+    /// (no product returned below 45 bits, where 23 per engine were).
+    ///
+    /// Cost, measured on the UD corpus (`spantree-report speed --corpus`,
+    /// entropy + gradient single-root on `ShiftedF64` per sentence, against
+    /// the bare kernel timed in the same run, 6,025 sentences): 1,921
+    /// sentences are escalated, on `F64` and `ShiftedF64` alike (1,609 of
+    /// at most 10 words, 297 of 11–20, 15 of 21–40), every one of them
+    /// among the 2,017 whose product `Certified` takes from the elimination
+    /// (the same floored estimate and margin decide; the other 96 are
+    /// refused, as before). That route costs 9.4–13.8× the kernel instead
+    /// of 2.4–2.8×; every other sentence pays one more `O(n²)` pass of the
+    /// estimate (2.3× → 2.5×). The whole corpus on `ShiftedF64`: 2.3× →
+    /// 3.2× the kernel.
+    ///
+    /// Only for `f64` factorisations (the elimination runs on `f64`
+    /// weights); exact and high-precision factorisations need no check.
+    #[must_use]
+    pub fn with_derivative_check(mut self) -> Self {
+        self.check_derivatives = true;
+        self.escalate = Some(Self::eliminated_vjp);
+        self
+    }
+
+    /// The product of `seed` by the elimination of these weights (formed
+    /// once) and its own estimate ([`Eliminated`]'s running error
+    /// estimate). `ln Z` is the dense LU's, which the model has checked
+    /// before any derivative (the elimination's products do not read it).
+    fn eliminated_vjp(&self, seed: &Matrix<f64>) -> Result<(Matrix<f64>, VjpAccuracy), Numerical> {
+        self.escalation
+            .get_or_init(|| {
+                let (_, log_z) = self.lu.ln_abs_det();
+                Box::new(Eliminated::with_log_partition(
+                    self.weights.clone(),
+                    self.rooting,
+                    PartialPivLu::new,
+                    log_z,
+                    None,
+                ))
+            })
+            .certified_vjp(seed)
     }
 }
 
@@ -224,26 +348,47 @@ impl<F: Factorization> Factors for Dense<F> {
             .lu
             .inverse_sandwich(x, weighted_adjoint(&centred, w, rooting))?;
         let v = vjp_glue(Some(&centred), w, x, Some(&xcx), rooting);
-        if self.check_derivatives || self.estimate_products {
-            if let Ok(mut last) = self.last_centred.lock() {
-                *last = Some((seed.clone(), centred));
+        let Some(escalate) = self.escalate.filter(|_| rooting == Rooting::Single) else {
+            if self.check_derivatives || self.estimate_products {
+                self.keep(seed, centred, None);
+            }
+            return Ok(v);
+        };
+        // The zone where only the floor doubts the product: the check
+        // (without the floor) accepts it, the floored estimate asks for the
+        // elimination as `Certified` does. Below the check the product is
+        // returned for the model to refuse.
+        let mu = self.mu()?;
+        let accuracy = live_accuracy(&centred, w, x, mu, &v, rooting);
+        if accuracy.bits() >= DERIVATIVE_BITS {
+            let floored = VjpAccuracy::of_centred(&centred, w, x, mu, &v, rooting);
+            if floored.bits() < DERIVATIVE_BITS + CERTIFY_DERIVATIVE_MARGIN[1] {
+                let (v, accuracy) = escalate(self, seed)?;
+                self.keep(seed, centred, Some(accuracy));
+                return Ok(v);
             }
         }
+        self.keep(seed, centred, Some(accuracy));
         Ok(v)
     }
 
-    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the inverse, with
-    /// [`Dense::with_derivative_check`] only.
-    fn vjp_accuracy(
-        &self,
-        seed: &Matrix<F::Scalar>,
-        v: &Matrix<F::Scalar>,
-    ) -> Option<super::VjpAccuracy> {
+    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the inverse, without
+    /// the single-root floor, with [`Dense::with_derivative_check`] only;
+    /// for a product escalated to the elimination, the elimination's own
+    /// estimate.
+    fn vjp_accuracy(&self, seed: &Matrix<F::Scalar>, v: &Matrix<F::Scalar>) -> Option<VjpAccuracy> {
         if !self.check_derivatives {
             return None;
         }
+        let last = self.last_of(seed);
+        if let Some(accuracy) = last.as_ref().and_then(|l| l.accuracy) {
+            return Some(accuracy);
+        }
         let (x, mu) = (self.inverse().ok()?, self.mu().ok()?);
-        let centred = self.centred_of(seed, mu);
+        let centred = match last {
+            Some(last) => last.centred,
+            None => centred_with(seed, &self.weights, mu, self.rooting),
+        };
         Some(live_accuracy(
             &centred,
             &self.weights,

@@ -3,7 +3,9 @@
 //! engine ([`Certified`](super::Certified)) routes by it; a dense engine
 //! refuses by it with
 //! [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
-//! (the `f64` dense engines `F64` and `ShiftedF64` of `spantree-faer`).
+//! (the `f64` dense engines `F64` and `ShiftedF64` of `spantree-faer`),
+//! and single-root escalates to the elimination the products that only the
+//! floor of [`SINGLE_ROOT_LARGEST_FACTOR`] doubts.
 
 use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
@@ -44,16 +46,30 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// plain factor `2^3.6` on the 2-norm. The floor grows with the largest
 /// arc only, so large graphs, whose 2-norm dwarfs it, keep their estimate.
 /// It decides the route of [`Certified`](super::Certified) (and
-/// [`VjpAccuracy::of`]); the refusal of the dense engines
+/// [`VjpAccuracy::of`]). The refusal of the dense engines
 /// ([`Dense::with_derivative_check`](super::Dense::with_derivative_check))
-/// does not take it: on ordinary graphs (`honest_accuracy refusals`,
-/// 3,000 gradients per `σ` and engine at `n ≤ 100`) it refused 6 at
-/// `σ = 1` and 121 at `σ = 2` that kept 45 bits (0 and 3 without), 9 of
-/// the 112 gradients of the core `honest` test (3 without), and the
+/// does not take it: as a refusal, on ordinary graphs (`honest_accuracy
+/// refusals`, 3,000 gradients per `σ` and engine at `n ≤ 100`) it refused
+/// 6 at `σ = 1` and 121 at `σ = 2` that kept 45 bits (0 and 3 without), 9
+/// of the 112 gradients of the core `honest` test (3 without), and the
 /// entropy gradients, divergences and covariances of the conformance
-/// suite's 2–4-word graphs (estimated 44 bits, every one accurate), so the
-/// dense engines still miss the 22 products above. Catching those without
-/// refusing small ordinary graphs needs a sharper single-root estimate.
+/// suite's 2–4-word graphs (estimated 44 bits, every one accurate).
+/// Instead the dense engines *escalate* by it: single-root, a product that
+/// the check without the floor accepts and the floored estimate puts below
+/// [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`] is computed again by
+/// the elimination and returned with the elimination's own estimate; no
+/// refusal is added. In the sweep (`vjp_calibration 3 4 5 6 8 36`, single-root,
+/// per engine: 9,291 products, 2,279 refused before and after) the dense
+/// engines returned 7,012 products, 23 of them below 45 bits (fewest 40.6
+/// on `F64`, 41.7 on `ShiftedF64`); now 4,422 of the 7,012 are escalated,
+/// none is returned below 45 bits, and the fewest returned keep 46.9 and
+/// 46.6 (the 23, 22 of them at `n ≤ 8` and one at `n = 36`, keep
+/// 48.1–53.0). That many escalate because at `n ≤ 8`
+/// the floor decides most estimates; on ordinary graphs fewer do (the core
+/// `honest` test: 16 of the 72 single-root entropy gradients at `n ≤ 40`,
+/// all with `σ = 2` but one pair at `n = 4`, `σ = 1`, up to `n = 22`), each
+/// at the cost of an elimination (`≈ 1.3 n³` marginal pass once per model,
+/// `≈ 4.5 n³` per product).
 pub const SINGLE_ROOT_LARGEST_FACTOR: f64 = 20.0;
 
 /// The bits [`Certified`](super::Certified) asks of the estimate beyond
@@ -66,8 +82,10 @@ pub const SINGLE_ROOT_LARGEST_FACTOR: f64 = 20.0;
 /// 16,800 through at 43.8 bits; 5 would have caught it but sent nearly
 /// every `N(0, 2²)` graph to the elimination). A dense engine with
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
-/// refuses at the estimate itself: a margin there would refuse accurate
-/// products of ordinary graphs.
+/// refuses at the estimate itself, without the floor (a margin or the
+/// floor there would refuse accurate products of ordinary graphs), and
+/// single-root escalates to the elimination with this margin, as
+/// `Certified` routes: an escalation costs time, not an answer.
 pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 
 /// The estimated accuracy of a vector–Jacobian product of the marginals
@@ -342,7 +360,9 @@ impl VjpAccuracy {
 
 /// [`VjpAccuracy::of`] without the single-root floor
 /// ([`SINGLE_ROOT_LARGEST_FACTOR`]: at `n ≤ 8` it refuses gradients of
-/// ordinary `N(0, 1)` graphs that keep 50 bits, which `F64` must return),
+/// ordinary `N(0, 1)` graphs that keep 50 bits, which `F64` must return;
+/// the dense engines escalate by the floor instead, see
+/// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)),
 /// and where it says fewer than [`DERIVATIVE_BITS`],
 /// again without what is zero by structure: arcs in no tree (their
 /// covariances are exactly zero; the dense product leaves `ε`-sized values

@@ -2,8 +2,7 @@
 
 use std::sync::OnceLock;
 
-use super::DERIVATIVE_BITS;
-use super::{Dense, Factorization, Factors};
+use super::{Dense, Factorization, Factors, VjpAccuracy, DERIVATIVE_BITS};
 use crate::elimination::{
     self, Anchored, Dual, Elimination, Graded, LnAnchored, LnDual, LnGraded, LnPositive,
     NonNegative, PowerOfTwo, RootTangent, Tangent, WideDual,
@@ -269,6 +268,29 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok((v, accuracy.bits))
     }
 
+    /// [`Factors::marginals_vjp`] with its running error estimate as a
+    /// [`VjpAccuracy`] (absolute error and norm of the product after the
+    /// model's column identities): for a dense engine that escalates a
+    /// product to the elimination
+    /// ([`Dense::with_derivative_check`]) and must report the estimate of
+    /// what it returns. Escalated to double-double and refused as
+    /// [`Factors::marginals_vjp`].
+    ///
+    /// # Errors
+    /// As [`Factors::marginals_vjp`].
+    pub(crate) fn certified_vjp(
+        &self,
+        seed: &Matrix<f64>,
+    ) -> Result<(Matrix<f64>, VjpAccuracy), Numerical> {
+        let (v, accuracy) = self.sized_vjp(seed, true)?;
+        accuracy.certify()?;
+        let estimate = VjpAccuracy {
+            error: accuracy.error,
+            norm: accuracy.norm,
+        };
+        Ok((v, estimate))
+    }
+
     /// [`Eliminated::estimated_vjp`] with the arc of largest estimated
     /// error, escalated to double-double when `escalate` and the `f64`
     /// product's estimate is below [`DERIVATIVE_BITS`].
@@ -286,6 +308,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             let accuracy = Accuracy {
                 bits: 53.0,
                 arc: (0, 1),
+                error: 0.0,
+                norm: 0.0,
             };
             return Ok((Matrix::zeros(n1, n1), accuracy));
         }
@@ -470,6 +494,10 @@ struct Accuracy {
     bits: f64,
     /// The arc `(head, dependent)` of largest estimated error.
     arc: (usize, usize),
+    /// The estimated absolute error, norm-wise, of the balanced product.
+    error: f64,
+    /// The norm of the balanced product.
+    norm: f64,
 }
 
 impl Accuracy {
@@ -549,7 +577,12 @@ impl Accuracy {
                 b.clamp(0.0, 53.0)
             }
         };
-        Accuracy { bits, arc: worst }
+        Accuracy {
+            bits,
+            arc: worst,
+            error: total,
+            norm,
+        }
     }
 
     /// `Ok` when the product keeps [`DERIVATIVE_BITS`] norm-wise by the
@@ -778,9 +811,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// [`WideDual`] numbers (about 10× the time), and if that still falls
     /// short, it is refused ([`Inaccuracy::EliminationCancellation`]).
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
-        let (v, accuracy) = self.sized_vjp(seed, true)?;
-        accuracy.certify()?;
-        Ok(v)
+        Ok(self.certified_vjp(seed)?.0)
     }
 
     /// `∂ det L / ∂w = det L · ν` from the elimination when `Z > 0`
