@@ -10,7 +10,6 @@ use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
 use crate::scalar::Scalar;
-use pulp::{Arch, Simd, WithSimd};
 
 /// The fewest correct bits, norm-wise, that a derivative from the dense
 /// inverse must keep by [`VjpAccuracy`] to be returned: `45`, the bar every
@@ -210,16 +209,120 @@ impl VjpAccuracy {
         live: Option<&[bool]>,
         floor: bool,
     ) -> Self {
-        Arch::new().dispatch(Over {
-            centred,
-            weights,
-            x,
-            mu,
-            v,
-            rooting,
-            live,
-            floor,
-        })
+        let n1 = weights.rows();
+        let n = n1 - 1;
+        let single = rooting == Rooting::Single;
+        let xs = x.as_slice();
+        // The weights' layout keeps column `0` and the diagonal zero.
+        let allowed = |w: &S, k: usize| !w.is_zero() && live.is_none_or(|l| l[k]);
+        // An arc that is in every tree (the only allowed arc into its word,
+        // or single-root the only allowed root arc) has covariance exactly
+        // zero, which `balance` restores: it adds no error.
+        let mut heads = vec![0usize; n1];
+        for (h, wr) in rows(weights).enumerate() {
+            for (m, (count, w)) in heads.iter_mut().zip(wr).enumerate() {
+                *count += usize::from(allowed(w, h * n1 + m));
+            }
+        }
+        let roots = (1..n1)
+            .filter(|&m| allowed(&weights.as_slice()[m], m))
+            .count();
+        // What the arcs into word `m = j + 1` read of `X` besides `X[j][h−1]`
+        // (the entries `arc_entries(rooting, h, m)` reads, `X[j][i]` for
+        // each `(i, j)`): a root arc `(0, j)` single-root, `(j, j)` multi;
+        // a word arc `(j, j)`, none single-root into word `1`.
+        let root_read: Vec<f64> = (0..n)
+            .map(|j| xs[j * n + if single { 0 } else { j }].to_f64().abs())
+            .collect();
+        let diagonal: Vec<f64> = (0..n)
+            .map(|j| {
+                if single && j == 0 {
+                    0.0
+                } else {
+                    xs[j * n + j].to_f64().abs()
+                }
+            })
+            .collect();
+        // The size `w_f Σ |X_ji|` of arc `h → m = j + 1`, and whether it
+        // counts (allowed, not in every tree).
+        let arc = |h: usize, m: usize, w: &S| -> (bool, f64) {
+            let counts =
+                !(single && h == 0 && roots == 1) && heads[m] != 1 && allowed(w, h * n1 + m);
+            let j = m - 1;
+            let read = if h == 0 {
+                root_read[j]
+            } else {
+                let other = if single && h == 1 {
+                    0.0
+                } else {
+                    xs[j * n + h - 1].to_f64().abs()
+                };
+                diagonal[j] + other
+            };
+            (counts, w.to_f64().abs() * read)
+        };
+        let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        // Multi-root, the column identities rework the sizes before they
+        // are summed (`balance` in the gradient module): in each column the
+        // first arc whose marginal exceeds `1/2` gets minus the sum of the
+        // column's other entries, so its size is the sum of the others'
+        // (its error is at most the sum of theirs). Those column sums are
+        // taken first, in the order of `h`, and the sizes summed after, in
+        // row-major order as they come (the skipped zeros add nothing).
+        let mut balanced = vec![0.0f64; if single { 0 } else { n1 }];
+        let mut top = vec![usize::MAX; if single { 0 } else { n1 }];
+        if !single {
+            for (h, ur) in rows(mu).enumerate() {
+                for (m, (t, u)) in top.iter_mut().zip(ur).enumerate() {
+                    if *t == usize::MAX && h != m && u.to_f64() > 0.5 {
+                        *t = h;
+                    }
+                }
+            }
+            for (h, (wr, sr)) in rows(weights).zip(rows(centred)).enumerate() {
+                for m in 1..n1 {
+                    let (counts, size) = arc(h, m, &wr[m]);
+                    if counts {
+                        scale = scale.max(sr[m].to_f64().abs());
+                        if h != top[m] {
+                            balanced[m] += size;
+                        }
+                    }
+                }
+            }
+        }
+        for (h, (wr, (sr, vr))) in rows(weights).zip(rows(centred).zip(rows(v))).enumerate() {
+            for m in 1..n1 {
+                let (counts, size) = arc(h, m, &wr[m]);
+                if !counts {
+                    continue;
+                }
+                if single {
+                    scale = scale.max(sr[m].to_f64().abs());
+                    largest = largest.max(size);
+                    sizes += size * size;
+                } else {
+                    let size = if h == top[m] && size > 0.0 {
+                        balanced[m]
+                    } else {
+                        size
+                    };
+                    sizes += size * size;
+                }
+                let value = vr[m].to_f64();
+                norm += value * value;
+            }
+        }
+        let factor = VJP_ERROR_FACTOR[usize::from(single)];
+        let size = if single && floor {
+            sizes.sqrt().max(SINGLE_ROOT_LARGEST_FACTOR * largest)
+        } else {
+            sizes.sqrt()
+        };
+        VjpAccuracy {
+            error: factor * f64::EPSILON * scale * size,
+            norm: norm.sqrt(),
+        }
     }
 
     /// The estimated correct bits, `−log₂(error / norm)` clamped to
@@ -234,201 +337,6 @@ impl VjpAccuracy {
         } else {
             bits.clamp(0.0, 53.0)
         }
-    }
-}
-
-/// The arguments of [`VjpAccuracy::over`], run under one instruction-set
-/// dispatch: its row sweeps are branch-free element-wise loops, which the
-/// compiler vectorises for `f64` (the sums along rows stay sequential, in
-/// the order of the scalar loops: the same bits).
-struct Over<'a, S> {
-    centred: &'a Matrix<S>,
-    weights: &'a Matrix<S>,
-    x: &'a Matrix<S>,
-    mu: &'a Matrix<S>,
-    v: &'a Matrix<S>,
-    rooting: Rooting,
-    live: Option<&'a [bool]>,
-    floor: bool,
-}
-
-impl<S: Scalar> WithSimd for Over<'_, S> {
-    type Output = VjpAccuracy;
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, _simd: Sm) -> VjpAccuracy {
-        over_rows(self)
-    }
-}
-
-/// The body of [`VjpAccuracy::over`]. Every arc `h → m` that counts gets its
-/// size (`0` where it does not count, which adds nothing to the sums and
-/// moves no maximum: every size is `≥ 0`), one fused element-wise loop per
-/// row; the largest `|ḡ'|` and the single-root largest size are kept per
-/// column and reduced at the end (a maximum that ignores NaN does not
-/// depend on the order).
-#[inline(always)]
-fn over_rows<S: Scalar>(args: Over<'_, S>) -> VjpAccuracy {
-    let Over {
-        centred,
-        weights,
-        x,
-        mu,
-        v,
-        rooting,
-        live,
-        floor,
-    } = args;
-    let n1 = weights.rows();
-    let n = n1 - 1;
-    let single = rooting == Rooting::Single;
-    // Row `h` of a `(n+1) × (n+1)` matrix without column `0` (no arc).
-    let cells = |h: usize| h * n1 + 1..(h + 1) * n1;
-    let (ws, ss, vs) = (weights.as_slice(), centred.as_slice(), v.as_slice());
-    // Without a mask every arc is live.
-    let everywhere = vec![true; if live.is_some() { 0 } else { n }];
-    let live_row = |h: usize| live.map_or(&everywhere[..], |l| &l[cells(h)]);
-    // An arc that is in every tree (the only allowed arc into its word,
-    // or single-root the only allowed root arc) has covariance exactly
-    // zero, which `balance` restores: it adds no error. Per column `j`
-    // (word `m = j + 1`); the weights' layout keeps column `0` and the
-    // diagonal zero.
-    let mut heads = vec![0usize; n];
-    for h in 0..n1 {
-        for ((count, w), &l) in heads.iter_mut().zip(&ws[cells(h)]).zip(live_row(h)) {
-            *count += usize::from(!w.is_zero() && l);
-        }
-    }
-    let roots = ws[cells(0)]
-        .iter()
-        .zip(live_row(0))
-        .filter(|&(w, &l)| !w.is_zero() && l)
-        .count();
-    let xs = x.as_slice();
-    // What the arcs into word `m = j + 1` read of `X` besides `X[j][h−1]`
-    // (the entries `arc_entries(rooting, h, m)` reads, `X[j][i]` for
-    // each `(i, j)`): a root arc `(0, j)` single-root, `(j, j)` multi;
-    // a word arc `(j, j)`, none single-root into word `1`.
-    let root_read: Vec<f64> = (0..n)
-        .map(|j| xs[j * n + if single { 0 } else { j }].to_f64().abs())
-        .collect();
-    let diagonal: Vec<f64> = (0..n)
-        .map(|j| {
-            if single && j == 0 {
-                0.0
-            } else {
-                xs[j * n + j].to_f64().abs()
-            }
-        })
-        .collect();
-    // `|X|ᵀ`, with a row of zeros in front: row `h` holds `|X[j][h − 1]|`
-    // along `j`, what the word arcs out of `h` read besides the diagonal
-    // (nothing, `+0`, for the root's row and single-root word 1's).
-    let mut across = vec![0.0f64; n1 * n];
-    if n > 0 {
-        for (j, xr) in xs.chunks_exact(n).enumerate() {
-            for (a, x) in across[n + j..].iter_mut().step_by(n).zip(xr) {
-                *a = x.to_f64().abs();
-            }
-        }
-    }
-    if single && n > 0 {
-        across[n..2 * n].fill(0.0);
-    }
-    let (mut size, mut ok) = (vec![0.0f64; n], vec![false; n]);
-    // The sizes `w_f Σ |X_ji|` of row `h`, `0` where the arc does not
-    // count, with `ok` marking the arcs that count; `x + 0 = x` for the
-    // sizes, all `≥ 0`, so the rows that read one entry add a zero.
-    let sizes_of = |h: usize, size: &mut [f64], ok: &mut [bool]| {
-        let row_counts = !(single && h == 0 && roots == 1);
-        let base = if h == 0 { &root_read } else { &diagonal };
-        let other = &across[h * n..(h + 1) * n];
-        let inputs = ws[cells(h)].iter().zip(live_row(h)).zip(&heads);
-        for ((((s, a), ((w, &l), &count)), &b), &o) in size
-            .iter_mut()
-            .zip(ok.iter_mut())
-            .zip(inputs)
-            .zip(base)
-            .zip(other)
-        {
-            *a = !w.is_zero() && l && row_counts && count != 1;
-            let value = w.to_f64().abs() * (b + o);
-            *s = if *a { value } else { 0.0 };
-        }
-    };
-    let mut scales = vec![0.0f64; n];
-    // Multi-root, the column identities rework the sizes before they
-    // are summed (`balance` in the gradient module): in each column the
-    // first arc whose marginal exceeds `1/2` gets minus the sum of the
-    // column's other entries, so its size is the sum of the others'
-    // (its error is at most the sum of theirs). Those column sums are
-    // taken first, in the order of `h`, and the sizes summed after, in
-    // row-major order as they come (the skipped zeros add nothing).
-    let mut balanced = vec![0.0f64; if single { 0 } else { n }];
-    let mut top = vec![usize::MAX; if single { 0 } else { n }];
-    if !single {
-        for (h, ur) in rows(mu).enumerate() {
-            for (j, (t, u)) in top.iter_mut().zip(&ur[1..]).enumerate() {
-                let first = *t == usize::MAX && h != j + 1 && u.to_f64() > 0.5;
-                *t = if first { h } else { *t };
-            }
-        }
-        for h in 0..n1 {
-            sizes_of(h, &mut size, &mut ok);
-            let state = scales.iter_mut().zip(balanced.iter_mut()).zip(&top);
-            for (((scale, b), &t), ((&s, &a), c)) in
-                state.zip(size.iter().zip(&ok).zip(&ss[cells(h)]))
-            {
-                let larger = scale.max(c.to_f64().abs());
-                *scale = if a { larger } else { *scale };
-                *b += if h != t { s } else { 0.0 };
-            }
-        }
-    }
-    let (mut norm, mut sizes) = (0.0f64, 0.0f64);
-    let mut largest = vec![0.0f64; if single { n } else { 0 }];
-    let mut squares = vec![0.0f64; n];
-    for h in 0..n1 {
-        sizes_of(h, &mut size, &mut ok);
-        let values = ok.iter().zip(&vs[cells(h)]);
-        if single {
-            let state = scales.iter_mut().zip(largest.iter_mut());
-            for (((scale, l), (q, (&a, value))), (&s, c)) in state
-                .zip(squares.iter_mut().zip(values))
-                .zip(size.iter().zip(&ss[cells(h)]))
-            {
-                let larger = scale.max(c.to_f64().abs());
-                *scale = if a { larger } else { *scale };
-                *l = l.max(s);
-                let value = value.to_f64();
-                *q = if a { value * value } else { 0.0 };
-            }
-        } else {
-            let state = size.iter_mut().zip(balanced.iter().zip(&top));
-            for ((s, (&b, &t)), (q, (&a, value))) in state.zip(squares.iter_mut().zip(values)) {
-                *s = if h == t && *s > 0.0 { b } else { *s };
-                let value = value.to_f64();
-                *q = if a { value * value } else { 0.0 };
-            }
-        }
-        // In row-major order, one arc at a time: the sums of the scalar
-        // loops, bit for bit.
-        for (&s, &q) in size.iter().zip(&squares) {
-            sizes += s * s;
-            norm += q;
-        }
-    }
-    let scale = scales.iter().fold(0.0f64, |t, &s| t.max(s));
-    let largest = largest.iter().fold(0.0f64, |t, &s| t.max(s));
-    let factor = VJP_ERROR_FACTOR[usize::from(single)];
-    let size = if single && floor {
-        sizes.sqrt().max(SINGLE_ROOT_LARGEST_FACTOR * largest)
-    } else {
-        sizes.sqrt()
-    };
-    VjpAccuracy {
-        error: factor * f64::EPSILON * scale * size,
-        norm: norm.sqrt(),
     }
 }
 
@@ -646,198 +554,4 @@ pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec
         }
     }
     live
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // The scalar loops the dispatched sweeps replaced, as they were: the
-    // oracle for a pure re-arrangement, which must give the same bits.
-
-    #[allow(clippy::too_many_arguments)]
-    fn over_by_arcs<S: Scalar>(
-        centred: &Matrix<S>,
-        weights: &Matrix<S>,
-        x: &Matrix<S>,
-        mu: &Matrix<S>,
-        v: &Matrix<S>,
-        rooting: Rooting,
-        live: Option<&[bool]>,
-        floor: bool,
-    ) -> VjpAccuracy {
-        let n1 = weights.rows();
-        let n = n1 - 1;
-        let single = rooting == Rooting::Single;
-        let xs = x.as_slice();
-        // The weights' layout keeps column `0` and the diagonal zero.
-        let allowed = |w: &S, k: usize| !w.is_zero() && live.is_none_or(|l| l[k]);
-        // An arc that is in every tree (the only allowed arc into its word,
-        // or single-root the only allowed root arc) has covariance exactly
-        // zero, which `balance` restores: it adds no error.
-        let mut heads = vec![0usize; n1];
-        for (h, wr) in rows(weights).enumerate() {
-            for (m, (count, w)) in heads.iter_mut().zip(wr).enumerate() {
-                *count += usize::from(allowed(w, h * n1 + m));
-            }
-        }
-        let roots = (1..n1)
-            .filter(|&m| allowed(&weights.as_slice()[m], m))
-            .count();
-        // What the arcs into word `m = j + 1` read of `X` besides `X[j][h−1]`
-        // (the entries `arc_entries(rooting, h, m)` reads, `X[j][i]` for
-        // each `(i, j)`): a root arc `(0, j)` single-root, `(j, j)` multi;
-        // a word arc `(j, j)`, none single-root into word `1`.
-        let root_read: Vec<f64> = (0..n)
-            .map(|j| xs[j * n + if single { 0 } else { j }].to_f64().abs())
-            .collect();
-        let diagonal: Vec<f64> = (0..n)
-            .map(|j| {
-                if single && j == 0 {
-                    0.0
-                } else {
-                    xs[j * n + j].to_f64().abs()
-                }
-            })
-            .collect();
-        // The size `w_f Σ |X_ji|` of arc `h → m = j + 1`, and whether it
-        // counts (allowed, not in every tree).
-        let arc = |h: usize, m: usize, w: &S| -> (bool, f64) {
-            let counts =
-                !(single && h == 0 && roots == 1) && heads[m] != 1 && allowed(w, h * n1 + m);
-            let j = m - 1;
-            let read = if h == 0 {
-                root_read[j]
-            } else {
-                let other = if single && h == 1 {
-                    0.0
-                } else {
-                    xs[j * n + h - 1].to_f64().abs()
-                };
-                diagonal[j] + other
-            };
-            (counts, w.to_f64().abs() * read)
-        };
-        let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-        // Multi-root, the column identities rework the sizes before they
-        // are summed (`balance` in the gradient module): in each column the
-        // first arc whose marginal exceeds `1/2` gets minus the sum of the
-        // column's other entries, so its size is the sum of the others'
-        // (its error is at most the sum of theirs). Those column sums are
-        // taken first, in the order of `h`, and the sizes summed after, in
-        // row-major order as they come (the skipped zeros add nothing).
-        let mut balanced = vec![0.0f64; if single { 0 } else { n1 }];
-        let mut top = vec![usize::MAX; if single { 0 } else { n1 }];
-        if !single {
-            for (h, ur) in rows(mu).enumerate() {
-                for (m, (t, u)) in top.iter_mut().zip(ur).enumerate() {
-                    if *t == usize::MAX && h != m && u.to_f64() > 0.5 {
-                        *t = h;
-                    }
-                }
-            }
-            for (h, (wr, sr)) in rows(weights).zip(rows(centred)).enumerate() {
-                for m in 1..n1 {
-                    let (counts, size) = arc(h, m, &wr[m]);
-                    if counts {
-                        scale = scale.max(sr[m].to_f64().abs());
-                        if h != top[m] {
-                            balanced[m] += size;
-                        }
-                    }
-                }
-            }
-        }
-        for (h, (wr, (sr, vr))) in rows(weights).zip(rows(centred).zip(rows(v))).enumerate() {
-            for m in 1..n1 {
-                let (counts, size) = arc(h, m, &wr[m]);
-                if !counts {
-                    continue;
-                }
-                if single {
-                    scale = scale.max(sr[m].to_f64().abs());
-                    largest = largest.max(size);
-                    sizes += size * size;
-                } else {
-                    let size = if h == top[m] && size > 0.0 {
-                        balanced[m]
-                    } else {
-                        size
-                    };
-                    sizes += size * size;
-                }
-                let value = vr[m].to_f64();
-                norm += value * value;
-            }
-        }
-        let factor = VJP_ERROR_FACTOR[usize::from(single)];
-        let size = if single && floor {
-            sizes.sqrt().max(SINGLE_ROOT_LARGEST_FACTOR * largest)
-        } else {
-            sizes.sqrt()
-        };
-        VjpAccuracy {
-            error: factor * f64::EPSILON * scale * size,
-            norm: norm.sqrt(),
-        }
-    }
-
-    /// Entries in `[-2, 2]` from a seeded generator, with exact zeros
-    /// (forbidden arcs, zero seeds), repeated values (equal columns) and,
-    /// where `nan`, NaNs; column `0` and the diagonal zero for weights.
-    fn random(n1: usize, seed: u64, weights: bool, nan: bool) -> Matrix<f64> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        Matrix::from_fn(n1, n1, |h, m| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let u = (s >> 11) as f64 / (1u64 << 53) as f64;
-            if weights && (m == 0 || h == m) {
-                return 0.0;
-            }
-            match s % 16 {
-                0..=2 => 0.0,
-                3 => 0.5,
-                4 if nan => f64::NAN,
-                5 => 1e300,
-                _ if weights => 2.0 * u,
-                _ => 4.0 * u - 2.0,
-            }
-        })
-    }
-
-    /// `over` bit for bit against the arc-by-arc loops, every `n` from `0` to `9`
-    /// and `37` (whole vectors and remainders), both rootings, with and
-    /// without the live-arc mask and the floor, on weights with forbidden
-    /// arcs and seeds with zeros, repeats, NaN and huge values.
-    #[test]
-    fn sweeps_give_the_bits_of_the_arc_loops() {
-        for n in (0..10).chain([37]) {
-            let n1 = n + 1;
-            for k in 0..12u64 {
-                let w = random(n1, 100 * n as u64 + k, true, false);
-                let seed = random(n1, 7 + 100 * n as u64 + k, false, k % 3 == 0);
-                let mu = random(n1, 11 + 100 * n as u64 + k, true, k % 4 == 0);
-                let x = random(n, 13 + 100 * n as u64 + k, false, false);
-                let v = random(n1, 17 + 100 * n as u64 + k, false, k % 5 == 0);
-                for rooting in Rooting::ALL {
-                    let c = centred_with(&seed, &w, &mu, rooting);
-                    let live: Vec<bool> = (0..n1 * n1)
-                        .map(|i| (i * 7 + k as usize) % 5 != 0)
-                        .collect();
-                    for live in [None, Some(&live[..])] {
-                        for floor in [false, true] {
-                            let a = VjpAccuracy::over(&c, &w, &x, &mu, &v, rooting, live, floor);
-                            let b = over_by_arcs(&c, &w, &x, &mu, &v, rooting, live, floor);
-                            assert_eq!(
-                                (a.error.to_bits(), a.norm.to_bits()),
-                                (b.error.to_bits(), b.norm.to_bits()),
-                                "over, n = {n}, k = {k}, {rooting:?}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
