@@ -244,9 +244,9 @@ pub(crate) fn balance<S: Scalar>(
     }
 }
 
-/// The column pass of [`balance`] for one label, in plain strided loops
-/// (no per-cell iterator chains): in each column the first arc (in the
-/// order of `h`) whose marginal exceeds `1/2` gets minus the sum of the
+/// The column pass of [`balance`] for one label, swept along the rows
+/// (every column's state side by side): in each column the first arc (in
+/// the order of `h`) whose marginal exceeds `1/2` gets minus the sum of the
 /// column's other entries, summed in that order, as the label-generic loop
 /// does. Returns the last column whose root arc was so fixed, if any.
 /// `O(n²)`.
