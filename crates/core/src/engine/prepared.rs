@@ -4,9 +4,11 @@ use std::ops::{Deref, DerefMut, Index, IndexMut};
 
 use crate::error::{ArcRef, Error, Result};
 use crate::graph::{Graph, Potentials};
-use crate::linalg::{exp_difference, exp_differences};
+use crate::linalg::{exp_difference, exp_row};
 use crate::matrix::Matrix;
 use crate::scalar::{FromScore, Scalar};
+use pulp::{Arch, Simd, WithSimd};
+use std::marker::PhantomData;
 
 /// One `(n+1) × (n+1)` matrix per label, indexed `[(ℓ, h, m)]`: label
 /// marginals, label shares and the gradients with respect to labeled scores
@@ -337,7 +339,7 @@ impl<S: FromScore> Prepared<S> {
 /// The weights of an unlabeled graph of scores, `e^{θ − c_m}` with
 /// `c_m` the column's largest score (`shifted`) or `e^θ`, one vectorised
 /// exponential per arc a whole row at a time
-/// ([`exp_differences`]: a few ulps, `S` converted from `f64`), reading the
+/// ([`exp_differences`](crate::linalg::exp_differences): a few ulps, `S` converted from `f64`), reading the
 /// graph's row-major scores in place (`−∞` off the arcs). The arc of a lost
 /// (underflowed) or overflowing weight is the one the per-arc loops found:
 /// column by column for the weights as given, row by row when shifted.
@@ -346,6 +348,39 @@ impl<S: FromScore> Prepared<S> {
 /// # Errors
 /// [`Error::Overflow`] for a weight above `f64`'s range (as given only).
 fn unlabeled_scores<S: FromScore, W: Scalar>(
+    graph: &Graph<W>,
+    shifted: bool,
+) -> Result<Prepared<S>> {
+    Arch::new().dispatch(UnlabeledScores {
+        graph,
+        shifted,
+        scalar: PhantomData::<S>,
+    })
+}
+
+/// The arguments of [`unlabeled_scores`], run under one instruction-set
+/// dispatch: the exponentials of every row ([`exp_row`], what
+/// [`exp_differences`](crate::linalg::exp_differences) runs) and the element-wise loops around them
+/// compiled for the detected instruction set.
+struct UnlabeledScores<'a, S, W> {
+    graph: &'a Graph<W>,
+    shifted: bool,
+    scalar: PhantomData<S>,
+}
+
+impl<S: FromScore, W: Scalar> WithSimd for UnlabeledScores<'_, S, W> {
+    type Output = Result<Prepared<S>>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> Result<Prepared<S>> {
+        unlabeled_rows(simd, self.graph, self.shifted)
+    }
+}
+
+/// The body of [`unlabeled_scores`].
+#[inline(always)]
+fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
+    simd: Sm,
     graph: &Graph<W>,
     shifted: bool,
 ) -> Result<Prepared<S>> {
@@ -376,7 +411,7 @@ fn unlabeled_scores<S: FromScore, W: Scalar>(
         for (a, v) in row.iter_mut().zip(r) {
             *a = v.to_f64();
         }
-        exp_differences(row, &shift, w);
+        exp_row(simd, row, &shift, w);
         for ((o, &x), &a) in out.iter_mut().zip(&*w).zip(&*row) {
             // Underflow (lost bits) or overflow of an arc's weight.
             suspect |= a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x);
