@@ -164,7 +164,7 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   as above but against `M` (the residual `e_j − Mᵀ y` from the weights
 ///   in double-double, whose diagonal holds the root weights that `M`'s
 ///   rounded diagonal cannot; the correction `M⁻ᵀ r`; see
-///   [`refine`](crate::linalg::refine) and `arc_reads` for the proof),
+///   `linalg::refine` and `arc_reads` for the proof),
 ///   the entries read alone in the other columns pass the norm-wise
 ///   guard, and no word is nearly certain; or else every column comes from
 ///   the elimination's marginal pass alone. Derivatives come from the
