@@ -2,10 +2,8 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use super::derivative_check::{centred_with, live_accuracy};
-use super::{
-    Eliminated, Factorization, Factors, VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS,
-};
+use super::derivative_check::{centred_with, dense_route, live_accuracy, DenseRoute};
+use super::{Eliminated, Factorization, Factors, VjpAccuracy};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
@@ -44,7 +42,7 @@ type Escalate<F> = fn(
 /// With [`Dense::with_derivative_check`] (the `f64` engines `F64` and
 /// `ShiftedF64` of `spantree-faer`) every vector–Jacobian product is
 /// estimated in `O(n²)` ([`VjpAccuracy`]) and refused below
-/// [`DERIVATIVE_BITS`]; single-root, a product that only the estimate's
+/// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS); single-root, a product that only the estimate's
 /// floor doubts is computed by the elimination instead ([`Eliminated`]).
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
@@ -65,10 +63,10 @@ pub struct Dense<F: Factorization> {
     /// derivative check it).
     ln_det_error: OnceLock<f64>,
     /// Whether vector–Jacobian products are refused when
-    /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`].
+    /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
     check_derivatives: bool,
     /// Whether the caller estimates every product
-    /// ([`Dense::product_accuracy`]): the centred seed is kept for it.
+    /// ([`Dense::product_route`]): the centred seed is kept for it.
     estimate_products: bool,
     /// With [`Dense::with_derivative_check`] (`f64` only): the single-root
     /// products that only the floor doubts go to the elimination.
@@ -102,30 +100,33 @@ impl<F: Factorization> Dense<F> {
     }
 
     /// These factors, keeping each product's centred seed for
-    /// [`Dense::product_accuracy`] (one `O(n²)` copy per product).
+    /// [`Dense::product_route`] (one `O(n²)` copy per product).
     pub(crate) fn with_product_estimates(mut self) -> Self {
         self.estimate_products = true;
         self
     }
 
-    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) for the product `v` of
-    /// `seed` just returned by [`Factors::marginals_vjp`], from the
-    /// marginals and the centred seed that product formed (the same bits,
-    /// without forming them again), `O(n²)`.
-    pub(crate) fn product_accuracy(
+    /// [`dense_route`] for the product `v` of `seed` just returned by
+    /// [`Factors::marginals_vjp`], as [`Certified`](super::Certified) takes
+    /// it (no refusal of its own: the floored estimate
+    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the margin
+    /// decides), from the marginals and the centred seed that product
+    /// formed (the same bits, without forming them again), `O(n²)`.
+    pub(crate) fn product_route(
         &self,
         seed: &Matrix<F::Scalar>,
         v: &Matrix<F::Scalar>,
-    ) -> Result<super::VjpAccuracy, Numerical> {
+    ) -> Result<DenseRoute, Numerical> {
         let (x, mu) = (self.inverse()?, self.mu()?);
         let centred = self.centred_of(seed, mu);
-        Ok(super::VjpAccuracy::of_centred(
+        Ok(dense_route(
             &centred,
             &self.weights,
             x,
             mu,
             v,
             self.rooting,
+            false,
         ))
     }
 
@@ -196,15 +197,15 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// These factors, checking every vector–Jacobian product by
     /// [`VjpAccuracy`] (`O(n²)` per product, compared by the model with the
     /// gradient it returns): a product estimated below
-    /// [`DERIVATIVE_BITS`] norm-wise is refused
+    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) norm-wise is refused
     /// ([`Inaccuracy::SmallDerivative`]); the estimate there is
     /// [`VjpAccuracy`] without the single-root floor of
     /// [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR),
     /// which refuses accurate gradients of small ordinary graphs.
     ///
     /// Single-root, a product that this check accepts but whose floored
-    /// estimate keeps fewer than [`DERIVATIVE_BITS`] +
-    /// [`CERTIFY_DERIVATIVE_MARGIN`] (the zone where only the floor doubts
+    /// estimate keeps fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) +
+    /// [`CERTIFY_DERIVATIVE_MARGIN`](super::CERTIFY_DERIVATIVE_MARGIN) (the zone where only the floor doubts
     /// it: the 23 dense products per engine of the calibration sweep that
     /// kept 40.6–44.9 bits, 22 of them at `n ≤ 8`, one at `n = 36`) is
     /// *escalated*: computed again by the
@@ -354,20 +355,14 @@ impl<F: Factorization> Factors for Dense<F> {
             }
             return Ok(v);
         };
-        // The zone where only the floor doubts the product: the check
-        // (without the floor) accepts it, the floored estimate asks for the
-        // elimination as `Certified` does. Below the check the product is
-        // returned for the model to refuse.
-        let mu = self.mu()?;
-        let accuracy = live_accuracy(&centred, w, x, mu, &v, rooting);
-        if accuracy.bits() >= DERIVATIVE_BITS {
-            let floored = VjpAccuracy::of_centred(&centred, w, x, mu, &v, rooting);
-            if floored.bits() < DERIVATIVE_BITS + CERTIFY_DERIVATIVE_MARGIN[1] {
-                let (v, accuracy) = escalate(self, seed)?;
-                self.keep(seed, centred, Some(accuracy));
-                return Ok(v);
-            }
-        }
+        // Where only the floor doubts the product it goes to the
+        // elimination as on `Certified`; below the check it is returned for
+        // the model to refuse (`dense_route`).
+        let route = dense_route(&centred, w, x, self.mu()?, &v, rooting, true);
+        let (v, accuracy) = match route {
+            DenseRoute::Dense(accuracy) => (v, accuracy),
+            DenseRoute::Elimination => escalate(self, seed)?,
+        };
         self.keep(seed, centred, Some(accuracy));
         Ok(v)
     }
@@ -823,6 +818,27 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&c| c > 0), "outcomes {seen:?}");
+    }
+
+    /// The elimination a single-root product escalates to
+    /// ([`Dense::with_derivative_check`]) answers it without a dense
+    /// factorisation of its own: `Dense` holds one already, and the
+    /// product reads only the elimination's marginals and its run on dual
+    /// numbers. (A structural check: no number asserted.)
+    #[test]
+    fn escalation_forms_no_second_dense_factorisation() {
+        for n in [1, 3, 7] {
+            let mut w = matrix(n + 1, n + 1, 7 + n as u64).map(|x| x.abs() + 0.25);
+            for h in 0..=n {
+                w[(h, 0)] = 0.0;
+                w[(h, h)] = 0.0;
+            }
+            let dense = Dense::new(w, Rooting::Single, PartialPivLu::new).with_derivative_check();
+            let seed = matrix(n + 1, n + 1, 13 + n as u64);
+            dense.eliminated_vjp(&seed).expect("escalated product");
+            let escalation = dense.escalation.get().expect("escalation formed");
+            assert!(!escalation.dense_formed(), "n = {n}");
+        }
     }
 
     /// The written-out adjoint and glue against the per-arc definition

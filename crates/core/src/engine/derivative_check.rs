@@ -195,28 +195,16 @@ impl VjpAccuracy {
     ) -> Self {
         let mu = marginals_from_inverse(weights, x, rooting);
         let centred = centred_with(seed, weights, &mu, rooting);
-        Self::over(&centred, weights, x, &mu, v, rooting, None, true)
-    }
-
-    /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) and the
-    /// seed centred by [`centred_with`] given: the same estimate. `O(n²)`.
-    pub(crate) fn of_centred<S: Scalar>(
-        centred: &Matrix<S>,
-        weights: &Matrix<S>,
-        x: &Matrix<S>,
-        mu: &Matrix<S>,
-        v: &Matrix<S>,
-        rooting: Rooting,
-    ) -> Self {
-        Self::over(centred, weights, x, mu, v, rooting, None, true)
+        Self::over(&centred, weights, x, &mu, v, rooting, None).floored
     }
 
     /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) given and
     /// the seed already centred ([`centred_with`]), over the arcs that `live` marks (all allowed arcs when `None`),
-    /// `live` in the row-major `(n+1) × (n+1)` layout. Row by row over the
+    /// `live` in the row-major `(n+1) × (n+1)` layout: the estimate with and
+    /// without the single-root floor from one pass (the floor needs only
+    /// the largest size beside `‖size‖₂`). Row by row over the
     /// slices, the sizes summed in the order of
-    /// [`arc_entries`](crate::laplacian::arc_entries).
-    #[allow(clippy::too_many_arguments)]
+    /// [`arc_entries`](crate::laplacian::arc_entries). `O(n²)`.
     fn over<S: Scalar>(
         centred: &Matrix<S>,
         weights: &Matrix<S>,
@@ -225,8 +213,7 @@ impl VjpAccuracy {
         v: &Matrix<S>,
         rooting: Rooting,
         live: Option<&[bool]>,
-        floor: bool,
-    ) -> Self {
+    ) -> Estimates {
         let n1 = weights.rows();
         let n = n1 - 1;
         let single = rooting == Rooting::Single;
@@ -332,14 +319,19 @@ impl VjpAccuracy {
             }
         }
         let factor = VJP_ERROR_FACTOR[usize::from(single)];
-        let size = if single && floor {
-            sizes.sqrt().max(SINGLE_ROOT_LARGEST_FACTOR * largest)
+        let size = sizes.sqrt();
+        let floored = if single {
+            size.max(SINGLE_ROOT_LARGEST_FACTOR * largest)
         } else {
-            sizes.sqrt()
+            size
         };
-        VjpAccuracy {
+        let accuracy = |size: f64| VjpAccuracy {
             error: factor * f64::EPSILON * scale * size,
             norm: norm.sqrt(),
+        };
+        Estimates {
+            plain: accuracy(size),
+            floored: accuracy(floored),
         }
     }
 
@@ -378,12 +370,99 @@ pub(crate) fn live_accuracy<S: Scalar>(
     v: &Matrix<S>,
     rooting: Rooting,
 ) -> VjpAccuracy {
-    let accuracy = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None, false);
-    if accuracy.bits() >= DERIVATIVE_BITS {
-        return accuracy;
+    let plain = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None).plain;
+    live_of(plain, centred, weights, x, mu, v, rooting)
+}
+
+/// [`live_accuracy`] given its first pass `plain` (the estimate without
+/// the floor over every allowed arc): `plain` where it keeps
+/// [`DERIVATIVE_BITS`], the pass over the live arcs otherwise.
+fn live_of<S: Scalar>(
+    plain: VjpAccuracy,
+    centred: &Matrix<S>,
+    weights: &Matrix<S>,
+    x: &Matrix<S>,
+    mu: &Matrix<S>,
+    v: &Matrix<S>,
+    rooting: Rooting,
+) -> VjpAccuracy {
+    if plain.bits() >= DERIVATIVE_BITS {
+        return plain;
     }
     let live = live_arcs(weights, rooting);
-    VjpAccuracy::over(centred, weights, x, mu, v, rooting, Some(&live), false)
+    VjpAccuracy::over(centred, weights, x, mu, v, rooting, Some(&live)).plain
+}
+
+/// [`VjpAccuracy`] without and with the single-root floor of
+/// [`SINGLE_ROOT_LARGEST_FACTOR`], from one pass (`VjpAccuracy::over`);
+/// the two are equal multi-root.
+#[derive(Clone, Copy, Debug)]
+struct Estimates {
+    /// `c ε s ‖size‖₂`.
+    plain: VjpAccuracy,
+    /// `c ε s max(‖size‖₂, 20 max_f size_f)` single-root.
+    floored: VjpAccuracy,
+}
+
+/// What becomes of a dense vector–Jacobian product, by [`dense_route`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum DenseRoute {
+    /// The dense product is returned; the estimate is what the model's
+    /// check is to compare with [`DERIVATIVE_BITS`] (below it, a refusal).
+    Dense(VjpAccuracy),
+    /// The product is to be computed again by the cancellation-free
+    /// elimination ([`Eliminated`](super::Eliminated)), which reports its
+    /// own estimate.
+    Elimination,
+}
+
+/// The one rule by which a dense `f64` product `v` of the centred seed
+/// `centred` (over the inverse `x` and its marginals `mu`) is kept or
+/// recomputed by the elimination, for [`Certified`](super::Certified)
+/// and the single-root escalation of
+/// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
+/// alike. One `O(n²)` pass gives the estimate with and without the floor of
+/// [`SINGLE_ROOT_LARGEST_FACTOR`]:
+///
+/// * the floored estimate keeps [`DERIVATIVE_BITS`] +
+///   [`CERTIFY_DERIVATIVE_MARGIN`] (by rooting): the dense product, with the
+///   floored estimate (`refuses` false) or the one without the floor;
+/// * otherwise, when `refuses` (a dense engine that refuses by the check
+///   without the floor, [`live_accuracy`]) and that check puts the product
+///   below [`DERIVATIVE_BITS`]: the dense product with that estimate, for
+///   the model to refuse (`O(n³)` for the live arcs, on this path only);
+/// * otherwise (only the floor doubts it, or `Certified`, which never
+///   refuses a dense product): the elimination.
+///
+/// Why the zone and the margin: [`SINGLE_ROOT_LARGEST_FACTOR`] and
+/// [`CERTIFY_DERIVATIVE_MARGIN`].
+pub(crate) fn dense_route<S: Scalar>(
+    centred: &Matrix<S>,
+    weights: &Matrix<S>,
+    x: &Matrix<S>,
+    mu: &Matrix<S>,
+    v: &Matrix<S>,
+    rooting: Rooting,
+    refuses: bool,
+) -> DenseRoute {
+    let estimates = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None);
+    let margin = CERTIFY_DERIVATIVE_MARGIN[usize::from(rooting == Rooting::Single)];
+    let kept = estimates.floored.bits() >= DERIVATIVE_BITS + margin;
+    if !refuses {
+        return if kept {
+            DenseRoute::Dense(estimates.floored)
+        } else {
+            DenseRoute::Elimination
+        };
+    }
+    // The floored estimate never keeps more bits than the plain one: a
+    // product it keeps passes the check without the live arcs.
+    let checked = live_of(estimates.plain, centred, weights, x, mu, v, rooting);
+    if kept || checked.bits() < DERIVATIVE_BITS {
+        DenseRoute::Dense(checked)
+    } else {
+        DenseRoute::Elimination
+    }
 }
 
 /// The rows of a matrix, as slices.
