@@ -206,8 +206,9 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// Single-root, a product that this check accepts but whose floored
     /// estimate keeps fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) +
     /// [`CERTIFY_DERIVATIVE_MARGIN`](super::CERTIFY_DERIVATIVE_MARGIN) (the zone where only the floor doubts
-    /// it: the 23 dense products per engine of the calibration sweep that
-    /// kept 40.6–44.9 bits, 22 of them at `n ≤ 8`, one at `n = 36`) is
+    /// it: the 23 dense products of `F64` and 22 of `ShiftedF64` in the
+    /// calibration sweep that kept 40.6–44.9 bits, all but one per engine
+    /// at `n ≤ 8`, that one at `n = 36`) is
     /// *escalated*: computed again by the
     /// cancellation-free elimination ([`Eliminated`], as
     /// [`Certified`](super::Certified) does; its marginal pass `≈ 1.3 n³`
@@ -221,7 +222,7 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// refusal. Accuracy, measured by the calibration sweep (`cargo run
     /// --profile test -p spantree-faer --example vjp_calibration 3 4 5 6 8
     /// 36`): see [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR)
-    /// (no product returned below 45 bits, where 23 per engine were).
+    /// (no product returned below 45 bits, where 23 and 22 were).
     ///
     /// Cost, measured on the UD corpus (`spantree-report speed --corpus`,
     /// entropy + gradient single-root on `ShiftedF64` per sentence, against
@@ -231,9 +232,11 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// among the 2,017 whose product `Certified` takes from the elimination
     /// (the same floored estimate and margin decide; the other 96 are
     /// refused, as before). That route costs 9.4–13.8× the kernel instead
-    /// of 2.4–2.8×; every other sentence pays one more `O(n²)` pass of the
-    /// estimate (2.3× → 2.5×). The whole corpus on `ShiftedF64`: 2.3× →
-    /// 3.2× the kernel.
+    /// of 2.4–2.8×; every other sentence paid one more `O(n²)` pass of the
+    /// estimate when this was measured (2.3× → 2.5×), which it no longer
+    /// pays: one pass gives the estimate with and without the floor
+    /// (`derivative_check::dense_route`). The whole corpus on `ShiftedF64`:
+    /// 2.3× → 3.2× the kernel (with that pass).
     ///
     /// Only for `f64` factorisations (the elimination runs on `f64`
     /// weights); exact and high-precision factorisations need no check.

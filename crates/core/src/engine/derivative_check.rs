@@ -33,17 +33,18 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// no M-matrix (its root row makes the LU add terms of both signs):
 /// entries of `X` that no arc reads directly enter `X Cᵀ X`, and they are
 /// shared by every arc of a column, so their roundings do not average out
-/// over the arcs as the 2-norm assumes. The 2-norm alone missed 22 products
-/// per dense engine of the calibration sweep that kept 40.6–44.9 bits, by
-/// up to 3.5 bits, all at `n ≤ 8` (3.5 at `n = 3`, 0.2 at `n = 36`): few
-/// arcs carry the norm there. Neither the exact componentwise size of the
+/// over the arcs as the 2-norm assumes. The 2-norm alone missed 23 products
+/// of `F64` and 22 of `ShiftedF64` in the calibration sweep that kept
+/// 40.6–44.9 bits, all but one per engine at `n ≤ 8` and that one at
+/// `n = 36` (by up to 3.5 bits at `n = 3`, 0.2 at `n = 36`): few arcs
+/// carry the norm there. Neither the exact componentwise size of the
 /// sandwich (`|X| |Cᵀ| |X|` read where the arcs read, `O(n³)`) nor the
 /// model's column identities explained them (each still needed 3.2–3.5
 /// bits more), so the floor is calibrated: `20` (`4.3` bits) is the least
 /// multiple under which the estimate flags every single-root product of
-/// the sweep below 45 bits, and with it 10,464 of 18,228 products (both
-/// engines) are refused, 9,226 of them falsely, against 11,000 with a
-/// plain factor `2^3.6` on the 2-norm. The floor grows with the largest
+/// the sweep below 45 bits, and with it 10,572 of 18,582 products (both
+/// engines) are refused, 9,311 of them falsely (against about 11,000 of
+/// 18,228 with a plain factor `2^3.6` on the 2-norm, in an earlier sweep). The floor grows with the largest
 /// arc only, so large graphs, whose 2-norm dwarfs it, keep their estimate.
 /// It decides the route of [`Certified`](super::Certified) (and
 /// [`VjpAccuracy::of`]). The refusal of the dense engines
@@ -60,11 +61,11 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// the elimination and returned with the elimination's own estimate; no
 /// refusal is added. In the sweep (`vjp_calibration 3 4 5 6 8 36`, single-root,
 /// per engine: 9,291 products, 2,279 refused before and after) the dense
-/// engines returned 7,012 products, 23 of them below 45 bits (fewest 40.6
-/// on `F64`, 41.7 on `ShiftedF64`); now 4,422 of the 7,012 are escalated,
+/// engines returned 7,012 products, 23 of them below 45 bits on `F64`
+/// (fewest 40.6) and 22 on `ShiftedF64` (fewest 41.7), one per engine at
+/// `n = 36`, the others at `n ≤ 8`; now 4,422 of the 7,012 are escalated,
 /// none is returned below 45 bits, and the fewest returned keep 46.9 and
-/// 46.6 (the 23, 22 of them at `n ≤ 8` and one at `n = 36`, keep
-/// 48.1–53.0). That many escalate because at `n ≤ 8`
+/// 46.6 (those 23 and 22 keep 48.1–53.0 and 48.3–53.0). That many escalate because at `n ≤ 8`
 /// the floor decides most estimates; on ordinary graphs fewer do (the core
 /// `honest` test: 16 of the 72 single-root entropy gradients at `n ≤ 40`,
 /// all with `σ = 2` but one pair at `n = 4`, `σ = 1`, up to `n = 22`), each
@@ -129,15 +130,16 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// scores with `σ = 1, 2, 4` and uniform ones in `±5, ±10, ±20, ±50`, root
 /// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
 /// products that `ln Z`'s own check lets through. Multi-root (9,504
-/// products per engine) it flags every product below 45 bits (about
-/// 4,000); single-root (9,114) too (615 and 625) with the floor of
-/// [`SINGLE_ROOT_LARGEST_FACTOR`], where the 2-norm alone missed 22 per
-/// engine at 40.6–44.9 bits. It is pessimistic
-/// by 3.3 (multi) and 5.8 (single, 2.4 before the floor) bits in the median, with a long tail
-/// (products that keep all their bits where the estimate expects a nearly
+/// products per engine) it flags every product below 45 bits (3,890 on
+/// `F64`, 3,949 on `ShiftedF64`); single-root (9,291) too (624 and 637)
+/// with the floor of [`SINGLE_ROOT_LARGEST_FACTOR`], where the 2-norm alone
+/// missed 23 and 22 at 40.6–44.9 bits. It is pessimistic by 3.3 (multi)
+/// and 5.7–5.8 (single; 2.4 before the floor, in an earlier sweep) bits in
+/// the median, with a long tail (products that keep all their bits where the estimate expects a nearly
 /// certain word to cost them), so it refuses some products that did keep
-/// 45 bits: 1,998 of 9,327 multi-root and 4,616 of 9,114 single-root
-/// (1,671 before the floor) in the sweep (mostly on its nearly
+/// 45 bits: 2,016 and 1,957 of 9,504 multi-root and 4,662 and 4,649 of
+/// 9,291 single-root (1,678 and 1,665 before the floor; `F64` and
+/// `ShiftedF64`) in the sweep (mostly on its nearly
 /// deterministic families and at `n ≤ 8`, where the floor decides); how many on
 /// ordinary graphs is measured by the `honest_accuracy` example of
 /// `spantree-faer` (`refusals`). At `n ≤ 8` it refuses 5,791 multi-root
