@@ -2,7 +2,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use super::derivative_check::{centred_with, dense_route, live_accuracy, DenseRoute};
+use super::derivative_check::{centred_with, dense_route, live_accuracy, DenseProduct, DenseRoute};
 use super::{Eliminated, Factorization, Factors, VjpAccuracy};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
@@ -119,15 +119,15 @@ impl<F: Factorization> Dense<F> {
     ) -> Result<DenseRoute, Numerical> {
         let (x, mu) = (self.inverse()?, self.mu()?);
         let centred = self.centred_of(seed, mu);
-        Ok(dense_route(
-            &centred,
-            &self.weights,
+        let product = DenseProduct {
+            centred: &centred,
+            weights: &self.weights,
             x,
             mu,
             v,
-            self.rooting,
-            false,
-        ))
+            rooting: self.rooting,
+        };
+        Ok(dense_route(&product, false))
     }
 
     /// The centred seed the last product kept, if it was `seed`'s;
@@ -361,7 +361,15 @@ impl<F: Factorization> Factors for Dense<F> {
         // Where only the floor doubts the product it goes to the
         // elimination as on `Certified`; below the check it is returned for
         // the model to refuse (`dense_route`).
-        let route = dense_route(&centred, w, x, self.mu()?, &v, rooting, true);
+        let product = DenseProduct {
+            centred: &centred,
+            weights: w,
+            x,
+            mu: self.mu()?,
+            v: &v,
+            rooting,
+        };
+        let route = dense_route(&product, true);
         let (v, accuracy) = match route {
             DenseRoute::Dense(accuracy) => (v, accuracy),
             DenseRoute::Elimination => escalate(self, seed)?,
@@ -387,14 +395,15 @@ impl<F: Factorization> Factors for Dense<F> {
             Some(last) => last.centred,
             None => centred_with(seed, &self.weights, mu, self.rooting),
         };
-        Some(live_accuracy(
-            &centred,
-            &self.weights,
+        let product = DenseProduct {
+            centred: &centred,
+            weights: &self.weights,
             x,
             mu,
             v,
-            self.rooting,
-        ))
+            rooting: self.rooting,
+        };
+        Some(live_accuracy(None, &product))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names

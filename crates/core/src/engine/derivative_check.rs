@@ -197,7 +197,15 @@ impl VjpAccuracy {
     ) -> Self {
         let mu = marginals_from_inverse(weights, x, rooting);
         let centred = centred_with(seed, weights, &mu, rooting);
-        Self::over(&centred, weights, x, &mu, v, rooting, None).floored
+        let product = DenseProduct {
+            centred: &centred,
+            weights,
+            x,
+            mu: &mu,
+            v,
+            rooting,
+        };
+        Self::over(&product, None).floored
     }
 
     /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) given and
@@ -207,15 +215,15 @@ impl VjpAccuracy {
     /// the largest size beside `‖size‖₂`). Row by row over the
     /// slices, the sizes summed in the order of
     /// [`arc_entries`](crate::laplacian::arc_entries). `O(n²)`.
-    fn over<S: Scalar>(
-        centred: &Matrix<S>,
-        weights: &Matrix<S>,
-        x: &Matrix<S>,
-        mu: &Matrix<S>,
-        v: &Matrix<S>,
-        rooting: Rooting,
-        live: Option<&[bool]>,
-    ) -> Estimates {
+    fn over<S: Scalar>(product: &DenseProduct<'_, S>, live: Option<&[bool]>) -> Estimates {
+        let DenseProduct {
+            centred,
+            weights,
+            x,
+            mu,
+            v,
+            rooting,
+        } = *product;
         let n1 = weights.rows();
         let n = n1 - 1;
         let single = rooting == Rooting::Single;
@@ -362,38 +370,42 @@ impl VjpAccuracy {
 /// covariances are exactly zero; the dense product leaves `ε`-sized values
 /// there), so that the words they leave with one head count as certain.
 /// `O(n²)`, and `O(n³)` at most on that path only.
-/// `centred` is the seed as [`centred_with`] leaves it, `mu` the marginals
-/// read from `x` (`marginals_from_inverse`).
+/// `first` is the estimate without the floor over every allowed arc when a
+/// pass has it already ([`dense_route`]).
 pub(crate) fn live_accuracy<S: Scalar>(
-    centred: &Matrix<S>,
-    weights: &Matrix<S>,
-    x: &Matrix<S>,
-    mu: &Matrix<S>,
-    v: &Matrix<S>,
-    rooting: Rooting,
+    first: Option<VjpAccuracy>,
+    product: &DenseProduct<'_, S>,
 ) -> VjpAccuracy {
-    let plain = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None).plain;
-    live_of(plain, centred, weights, x, mu, v, rooting)
-}
-
-/// [`live_accuracy`] given its first pass `plain` (the estimate without
-/// the floor over every allowed arc): `plain` where it keeps
-/// [`DERIVATIVE_BITS`], the pass over the live arcs otherwise.
-fn live_of<S: Scalar>(
-    plain: VjpAccuracy,
-    centred: &Matrix<S>,
-    weights: &Matrix<S>,
-    x: &Matrix<S>,
-    mu: &Matrix<S>,
-    v: &Matrix<S>,
-    rooting: Rooting,
-) -> VjpAccuracy {
+    let plain = first.unwrap_or_else(|| VjpAccuracy::over(product, None).plain);
     if plain.bits() >= DERIVATIVE_BITS {
         return plain;
     }
-    let live = live_arcs(weights, rooting);
-    VjpAccuracy::over(centred, weights, x, mu, v, rooting, Some(&live)).plain
+    let live = live_arcs(product.weights, product.rooting);
+    VjpAccuracy::over(product, Some(&live)).plain
 }
+
+/// A dense vector–Jacobian product and what its estimate
+/// ([`VjpAccuracy`]) reads: the seed as [`centred_with`] leaves it, the
+/// weights, the inverse `x`, the marginals `mu` read from it
+/// (`marginals_from_inverse`), the product `v` and the rooting.
+#[derive(Debug)]
+pub(crate) struct DenseProduct<'a, S> {
+    pub(crate) centred: &'a Matrix<S>,
+    pub(crate) weights: &'a Matrix<S>,
+    pub(crate) x: &'a Matrix<S>,
+    pub(crate) mu: &'a Matrix<S>,
+    pub(crate) v: &'a Matrix<S>,
+    pub(crate) rooting: Rooting,
+}
+
+// By hand: the derive would ask `S: Copy` of the matrices' scalars.
+impl<S> Clone for DenseProduct<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for DenseProduct<'_, S> {}
 
 /// [`VjpAccuracy`] without and with the single-root floor of
 /// [`SINGLE_ROOT_LARGEST_FACTOR`], from one pass (`VjpAccuracy::over`);
@@ -418,9 +430,8 @@ pub(crate) enum DenseRoute {
     Elimination,
 }
 
-/// The one rule by which a dense `f64` product `v` of the centred seed
-/// `centred` (over the inverse `x` and its marginals `mu`) is kept or
-/// recomputed by the elimination, for [`Certified`](super::Certified)
+/// The one rule by which a dense `f64` product is kept or recomputed by the
+/// elimination, for [`Certified`](super::Certified)
 /// and the single-root escalation of
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
 /// alike. One `O(n²)` pass gives the estimate with and without the floor of
@@ -438,16 +449,9 @@ pub(crate) enum DenseRoute {
 ///
 /// Why the zone and the margin: [`SINGLE_ROOT_LARGEST_FACTOR`] and
 /// [`CERTIFY_DERIVATIVE_MARGIN`].
-pub(crate) fn dense_route<S: Scalar>(
-    centred: &Matrix<S>,
-    weights: &Matrix<S>,
-    x: &Matrix<S>,
-    mu: &Matrix<S>,
-    v: &Matrix<S>,
-    rooting: Rooting,
-    refuses: bool,
-) -> DenseRoute {
-    let estimates = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None);
+pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: bool) -> DenseRoute {
+    let rooting = product.rooting;
+    let estimates = VjpAccuracy::over(product, None);
     let margin = CERTIFY_DERIVATIVE_MARGIN[usize::from(rooting == Rooting::Single)];
     let kept = estimates.floored.bits() >= DERIVATIVE_BITS + margin;
     if !refuses {
@@ -459,7 +463,7 @@ pub(crate) fn dense_route<S: Scalar>(
     }
     // The floored estimate never keeps more bits than the plain one: a
     // product it keeps passes the check without the live arcs.
-    let checked = live_of(estimates.plain, centred, weights, x, mu, v, rooting);
+    let checked = live_accuracy(Some(estimates.plain), product);
     if kept || checked.bits() < DERIVATIVE_BITS {
         DenseRoute::Dense(checked)
     } else {
