@@ -619,7 +619,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     /// it). The rule is the one the dense engines escalate by
     /// (`derivative_check::dense_route`, one `O(n²)` pass), without their
     /// refusal. Before, a word nearly certain of its head
-    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY)) decided, and the
+    /// ([`DENSE_UNCERTAINTY`]) decided, and the
     /// dense products it let through kept only 37 bits.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
         if !self.certified {

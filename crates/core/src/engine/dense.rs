@@ -325,7 +325,7 @@ impl<F: Factorization> Factors for Dense<F> {
     /// allowed arc into `m`, with `c_m = Σ_h μ_hm ḡ_hm` (the
     /// marginal-weighted mean of the column, `μ` from `X`) where that lowers
     /// the column's largest `|ḡ|` (else `c_m = 0`: the estimate
-    /// [`VjpAccuracy`](super::VjpAccuracy) grows with it), or the common
+    /// [`VjpAccuracy`] grows with it), or the common
     /// value when the column's seeds are all equal (`O(n²)`).
     ///
     /// Why it changes no product: every tree gives word `m` exactly one head,
@@ -342,7 +342,7 @@ impl<F: Factorization> Factors for Dense<F> {
     /// column (a gradient that is exactly zero) gives exactly zero, where the
     /// uncentred product gave rounding noise that no relative test can pass.
     /// Only the rounding of `ḡ_hm − c_m` itself (relative to the result) is
-    /// added, which the estimate [`VjpAccuracy`](super::VjpAccuracy) covers with `s = max |ḡ'|`.
+    /// added, which the estimate [`VjpAccuracy`] covers with `s = max |ḡ'|`.
     fn marginals_vjp(&self, seed: &Matrix<F::Scalar>) -> Result<Matrix<F::Scalar>, Numerical> {
         let x = self.inverse()?;
         let w = &self.weights;
@@ -619,7 +619,7 @@ fn glue<S: Scalar>(
 /// that its entry-wise test passed). Derivatives no longer use this
 /// per-word test: one nearly certain word does not hurt a gradient whose
 /// norm other words carry (and a marginal that underflows gives `u = 0`).
-/// They take the norm-wise estimate [`VjpAccuracy`](super::VjpAccuracy)
+/// They take the norm-wise estimate [`VjpAccuracy`]
 /// instead, which names the word below this threshold when it refuses.
 pub const DENSE_UNCERTAINTY: f64 = 0.031_25;
 
