@@ -4,10 +4,9 @@
 use std::sync::OnceLock;
 
 use super::dense::{self, DENSE_UNCERTAINTY};
+use super::derivative_check::DenseRoute;
 use super::eliminated::{eliminated_columns, eliminated_marginals};
-use super::{
-    Dense, Eliminated, Factorization, Factors, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS,
-};
+use super::{Dense, Eliminated, Factorization, Factors};
 use crate::elimination::{root_scale, PowerOfTwo};
 use crate::error::Numerical;
 use crate::graph::Rooting;
@@ -614,24 +613,22 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 
     /// Dense where `ln det` is certified and the product's own estimate
     /// ([`VjpAccuracy`](super::VjpAccuracy), `O(n²)`) says it keeps
-    /// [`DERIVATIVE_BITS`] norm-wise with [`CERTIFY_DERIVATIVE_MARGIN`] to
+    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) norm-wise with [`CERTIFY_DERIVATIVE_MARGIN`](super::CERTIFY_DERIVATIVE_MARGIN) to
     /// spare; the elimination's otherwise (the dense
     /// product, `≈ 4n³` flops, is then spent for nothing: the estimate needs
-    /// it). Before, a word nearly certain of its head
-    /// ([`DENSE_UNCERTAINTY`](super::DENSE_UNCERTAINTY)) decided, and the
+    /// it). The rule is the one the dense engines escalate by
+    /// (`derivative_check::dense_route`, one `O(n²)` pass), without their
+    /// refusal. Before, a word nearly certain of its head
+    /// ([`DENSE_UNCERTAINTY`]) decided, and the
     /// dense products it let through kept only 37 bits.
     fn marginals_vjp(&self, seed: &Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
         if !self.certified {
             return self.eliminated().marginals_vjp(seed);
         }
         let v = self.dense.marginals_vjp(seed)?;
-        let accuracy = self.dense.product_accuracy(seed, &v)?;
-        let margin =
-            CERTIFY_DERIVATIVE_MARGIN[usize::from(self.dense.rooting() == Rooting::Single)];
-        if accuracy.bits() >= DERIVATIVE_BITS + margin {
-            Ok(v)
-        } else {
-            self.eliminated().marginals_vjp(seed)
+        match self.dense.product_route(seed, &v)? {
+            DenseRoute::Dense(_) => Ok(v),
+            DenseRoute::Elimination => self.eliminated().marginals_vjp(seed),
         }
     }
 

@@ -2,10 +2,8 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use super::derivative_check::{centred_with, live_accuracy};
-use super::{
-    Eliminated, Factorization, Factors, VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS,
-};
+use super::derivative_check::{centred_with, dense_route, live_accuracy, DenseProduct, DenseRoute};
+use super::{Eliminated, Factorization, Factors, VjpAccuracy};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
@@ -44,7 +42,7 @@ type Escalate<F> = fn(
 /// With [`Dense::with_derivative_check`] (the `f64` engines `F64` and
 /// `ShiftedF64` of `spantree-faer`) every vector–Jacobian product is
 /// estimated in `O(n²)` ([`VjpAccuracy`]) and refused below
-/// [`DERIVATIVE_BITS`]; single-root, a product that only the estimate's
+/// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS); single-root, a product that only the estimate's
 /// floor doubts is computed by the elimination instead ([`Eliminated`]).
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
@@ -65,10 +63,10 @@ pub struct Dense<F: Factorization> {
     /// derivative check it).
     ln_det_error: OnceLock<f64>,
     /// Whether vector–Jacobian products are refused when
-    /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`].
+    /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
     check_derivatives: bool,
     /// Whether the caller estimates every product
-    /// ([`Dense::product_accuracy`]): the centred seed is kept for it.
+    /// ([`Dense::product_route`]): the centred seed is kept for it.
     estimate_products: bool,
     /// With [`Dense::with_derivative_check`] (`f64` only): the single-root
     /// products that only the floor doubts go to the elimination.
@@ -102,31 +100,34 @@ impl<F: Factorization> Dense<F> {
     }
 
     /// These factors, keeping each product's centred seed for
-    /// [`Dense::product_accuracy`] (one `O(n²)` copy per product).
+    /// [`Dense::product_route`] (one `O(n²)` copy per product).
     pub(crate) fn with_product_estimates(mut self) -> Self {
         self.estimate_products = true;
         self
     }
 
-    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) for the product `v` of
-    /// `seed` just returned by [`Factors::marginals_vjp`], from the
-    /// marginals and the centred seed that product formed (the same bits,
-    /// without forming them again), `O(n²)`.
-    pub(crate) fn product_accuracy(
+    /// [`dense_route`] for the product `v` of `seed` just returned by
+    /// [`Factors::marginals_vjp`], as [`Certified`](super::Certified) takes
+    /// it (no refusal of its own: the floored estimate
+    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the margin
+    /// decides), from the marginals and the centred seed that product
+    /// formed (the same bits, without forming them again), `O(n²)`.
+    pub(crate) fn product_route(
         &self,
         seed: &Matrix<F::Scalar>,
         v: &Matrix<F::Scalar>,
-    ) -> Result<super::VjpAccuracy, Numerical> {
+    ) -> Result<DenseRoute, Numerical> {
         let (x, mu) = (self.inverse()?, self.mu()?);
         let centred = self.centred_of(seed, mu);
-        Ok(super::VjpAccuracy::of_centred(
-            &centred,
-            &self.weights,
+        let product = DenseProduct {
+            centred: &centred,
+            weights: &self.weights,
             x,
             mu,
             v,
-            self.rooting,
-        ))
+            rooting: self.rooting,
+        };
+        Ok(dense_route(&product, false))
     }
 
     /// The centred seed the last product kept, if it was `seed`'s;
@@ -196,17 +197,18 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// These factors, checking every vector–Jacobian product by
     /// [`VjpAccuracy`] (`O(n²)` per product, compared by the model with the
     /// gradient it returns): a product estimated below
-    /// [`DERIVATIVE_BITS`] norm-wise is refused
+    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) norm-wise is refused
     /// ([`Inaccuracy::SmallDerivative`]); the estimate there is
     /// [`VjpAccuracy`] without the single-root floor of
     /// [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR),
     /// which refuses accurate gradients of small ordinary graphs.
     ///
     /// Single-root, a product that this check accepts but whose floored
-    /// estimate keeps fewer than [`DERIVATIVE_BITS`] +
-    /// [`CERTIFY_DERIVATIVE_MARGIN`] (the zone where only the floor doubts
-    /// it: the 23 dense products per engine of the calibration sweep that
-    /// kept 40.6–44.9 bits, 22 of them at `n ≤ 8`, one at `n = 36`) is
+    /// estimate keeps fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) +
+    /// [`CERTIFY_DERIVATIVE_MARGIN`](super::CERTIFY_DERIVATIVE_MARGIN) (the zone where only the floor doubts
+    /// it: the 23 dense products of `F64` and 22 of `ShiftedF64` in the
+    /// calibration sweep that kept 40.6–44.9 bits, all but one per engine
+    /// at `n ≤ 8`, that one at `n = 36`) is
     /// *escalated*: computed again by the
     /// cancellation-free elimination ([`Eliminated`], as
     /// [`Certified`](super::Certified) does; its marginal pass `≈ 1.3 n³`
@@ -220,7 +222,7 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// refusal. Accuracy, measured by the calibration sweep (`cargo run
     /// --profile test -p spantree-faer --example vjp_calibration 3 4 5 6 8
     /// 36`): see [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR)
-    /// (no product returned below 45 bits, where 23 per engine were).
+    /// (no product returned below 45 bits, where 23 and 22 were).
     ///
     /// Cost, measured on the UD corpus (`spantree-report speed --corpus`,
     /// entropy + gradient single-root on `ShiftedF64` per sentence, against
@@ -230,9 +232,11 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// among the 2,017 whose product `Certified` takes from the elimination
     /// (the same floored estimate and margin decide; the other 96 are
     /// refused, as before). That route costs 9.4–13.8× the kernel instead
-    /// of 2.4–2.8×; every other sentence pays one more `O(n²)` pass of the
-    /// estimate (2.3× → 2.5×). The whole corpus on `ShiftedF64`: 2.3× →
-    /// 3.2× the kernel.
+    /// of 2.4–2.8×; every other sentence paid one more `O(n²)` pass of the
+    /// estimate when this was measured (2.3× → 2.5×), which it no longer
+    /// pays: one pass gives the estimate with and without the floor
+    /// (`derivative_check::dense_route`). The whole corpus on `ShiftedF64`:
+    /// 2.3× → 3.2× the kernel (with that pass).
     ///
     /// Only for `f64` factorisations (the elimination runs on `f64`
     /// weights); exact and high-precision factorisations need no check.
@@ -321,7 +325,7 @@ impl<F: Factorization> Factors for Dense<F> {
     /// allowed arc into `m`, with `c_m = Σ_h μ_hm ḡ_hm` (the
     /// marginal-weighted mean of the column, `μ` from `X`) where that lowers
     /// the column's largest `|ḡ|` (else `c_m = 0`: the estimate
-    /// [`VjpAccuracy`](super::VjpAccuracy) grows with it), or the common
+    /// [`VjpAccuracy`] grows with it), or the common
     /// value when the column's seeds are all equal (`O(n²)`).
     ///
     /// Why it changes no product: every tree gives word `m` exactly one head,
@@ -338,7 +342,7 @@ impl<F: Factorization> Factors for Dense<F> {
     /// column (a gradient that is exactly zero) gives exactly zero, where the
     /// uncentred product gave rounding noise that no relative test can pass.
     /// Only the rounding of `ḡ_hm − c_m` itself (relative to the result) is
-    /// added, which the estimate [`VjpAccuracy`](super::VjpAccuracy) covers with `s = max |ḡ'|`.
+    /// added, which the estimate [`VjpAccuracy`] covers with `s = max |ḡ'|`.
     fn marginals_vjp(&self, seed: &Matrix<F::Scalar>) -> Result<Matrix<F::Scalar>, Numerical> {
         let x = self.inverse()?;
         let w = &self.weights;
@@ -354,20 +358,22 @@ impl<F: Factorization> Factors for Dense<F> {
             }
             return Ok(v);
         };
-        // The zone where only the floor doubts the product: the check
-        // (without the floor) accepts it, the floored estimate asks for the
-        // elimination as `Certified` does. Below the check the product is
-        // returned for the model to refuse.
-        let mu = self.mu()?;
-        let accuracy = live_accuracy(&centred, w, x, mu, &v, rooting);
-        if accuracy.bits() >= DERIVATIVE_BITS {
-            let floored = VjpAccuracy::of_centred(&centred, w, x, mu, &v, rooting);
-            if floored.bits() < DERIVATIVE_BITS + CERTIFY_DERIVATIVE_MARGIN[1] {
-                let (v, accuracy) = escalate(self, seed)?;
-                self.keep(seed, centred, Some(accuracy));
-                return Ok(v);
-            }
-        }
+        // Where only the floor doubts the product it goes to the
+        // elimination as on `Certified`; below the check it is returned for
+        // the model to refuse (`dense_route`).
+        let product = DenseProduct {
+            centred: &centred,
+            weights: w,
+            x,
+            mu: self.mu()?,
+            v: &v,
+            rooting,
+        };
+        let route = dense_route(&product, true);
+        let (v, accuracy) = match route {
+            DenseRoute::Dense(accuracy) => (v, accuracy),
+            DenseRoute::Elimination => escalate(self, seed)?,
+        };
         self.keep(seed, centred, Some(accuracy));
         Ok(v)
     }
@@ -389,14 +395,15 @@ impl<F: Factorization> Factors for Dense<F> {
             Some(last) => last.centred,
             None => centred_with(seed, &self.weights, mu, self.rooting),
         };
-        Some(live_accuracy(
-            &centred,
-            &self.weights,
+        let product = DenseProduct {
+            centred: &centred,
+            weights: &self.weights,
             x,
             mu,
             v,
-            self.rooting,
-        ))
+            rooting: self.rooting,
+        };
+        Some(live_accuracy(None, &product))
     }
 
     /// [`Factorization::ln_det_error`] against `tolerance`; the error names
@@ -612,7 +619,7 @@ fn glue<S: Scalar>(
 /// that its entry-wise test passed). Derivatives no longer use this
 /// per-word test: one nearly certain word does not hurt a gradient whose
 /// norm other words carry (and a marginal that underflows gives `u = 0`).
-/// They take the norm-wise estimate [`VjpAccuracy`](super::VjpAccuracy)
+/// They take the norm-wise estimate [`VjpAccuracy`]
 /// instead, which names the word below this threshold when it refuses.
 pub const DENSE_UNCERTAINTY: f64 = 0.031_25;
 
@@ -823,6 +830,27 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&c| c > 0), "outcomes {seen:?}");
+    }
+
+    /// The elimination a single-root product escalates to
+    /// ([`Dense::with_derivative_check`]) answers it without a dense
+    /// factorisation of its own: `Dense` holds one already, and the
+    /// product reads only the elimination's marginals and its run on dual
+    /// numbers. (A structural check: no number asserted.)
+    #[test]
+    fn escalation_forms_no_second_dense_factorisation() {
+        for n in [1, 3, 7] {
+            let mut w = matrix(n + 1, n + 1, 7 + n as u64).map(|x| x.abs() + 0.25);
+            for h in 0..=n {
+                w[(h, 0)] = 0.0;
+                w[(h, h)] = 0.0;
+            }
+            let dense = Dense::new(w, Rooting::Single, PartialPivLu::new).with_derivative_check();
+            let seed = matrix(n + 1, n + 1, 13 + n as u64);
+            dense.eliminated_vjp(&seed).expect("escalated product");
+            let escalation = dense.escalation.get().expect("escalation formed");
+            assert!(!escalation.dense_formed(), "n = {n}");
+        }
     }
 
     /// The written-out adjoint and glue against the per-arc definition

@@ -33,17 +33,18 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// no M-matrix (its root row makes the LU add terms of both signs):
 /// entries of `X` that no arc reads directly enter `X Cᵀ X`, and they are
 /// shared by every arc of a column, so their roundings do not average out
-/// over the arcs as the 2-norm assumes. The 2-norm alone missed 22 products
-/// per dense engine of the calibration sweep that kept 40.6–44.9 bits, by
-/// up to 3.5 bits, all at `n ≤ 8` (3.5 at `n = 3`, 0.2 at `n = 36`): few
-/// arcs carry the norm there. Neither the exact componentwise size of the
+/// over the arcs as the 2-norm assumes. The 2-norm alone missed 23 products
+/// of `F64` and 22 of `ShiftedF64` in the calibration sweep that kept
+/// 40.6–44.9 bits, all but one per engine at `n ≤ 8` and that one at
+/// `n = 36` (by up to 3.5 bits at `n = 3`, 0.2 at `n = 36`): few arcs
+/// carry the norm there. Neither the exact componentwise size of the
 /// sandwich (`|X| |Cᵀ| |X|` read where the arcs read, `O(n³)`) nor the
 /// model's column identities explained them (each still needed 3.2–3.5
 /// bits more), so the floor is calibrated: `20` (`4.3` bits) is the least
 /// multiple under which the estimate flags every single-root product of
-/// the sweep below 45 bits, and with it 10,464 of 18,228 products (both
-/// engines) are refused, 9,226 of them falsely, against 11,000 with a
-/// plain factor `2^3.6` on the 2-norm. The floor grows with the largest
+/// the sweep below 45 bits, and with it 10,572 of 18,582 products (both
+/// engines) are refused, 9,311 of them falsely (against about 11,000 of
+/// 18,228 with a plain factor `2^3.6` on the 2-norm, in an earlier sweep). The floor grows with the largest
 /// arc only, so large graphs, whose 2-norm dwarfs it, keep their estimate.
 /// It decides the route of [`Certified`](super::Certified) (and
 /// [`VjpAccuracy::of`]). The refusal of the dense engines
@@ -60,11 +61,11 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// the elimination and returned with the elimination's own estimate; no
 /// refusal is added. In the sweep (`vjp_calibration 3 4 5 6 8 36`, single-root,
 /// per engine: 9,291 products, 2,279 refused before and after) the dense
-/// engines returned 7,012 products, 23 of them below 45 bits (fewest 40.6
-/// on `F64`, 41.7 on `ShiftedF64`); now 4,422 of the 7,012 are escalated,
+/// engines returned 7,012 products, 23 of them below 45 bits on `F64`
+/// (fewest 40.6) and 22 on `ShiftedF64` (fewest 41.7), one per engine at
+/// `n = 36`, the others at `n ≤ 8`; now 4,422 of the 7,012 are escalated,
 /// none is returned below 45 bits, and the fewest returned keep 46.9 and
-/// 46.6 (the 23, 22 of them at `n ≤ 8` and one at `n = 36`, keep
-/// 48.1–53.0). That many escalate because at `n ≤ 8`
+/// 46.6 (those 23 and 22 keep 48.1–53.0 and 48.3–53.0). That many escalate because at `n ≤ 8`
 /// the floor decides most estimates; on ordinary graphs fewer do (the core
 /// `honest` test: 16 of the 72 single-root entropy gradients at `n ≤ 40`,
 /// all with `σ = 2` but one pair at `n = 4`, `σ = 1`, up to `n = 22`), each
@@ -129,15 +130,16 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// scores with `σ = 1, 2, 4` and uniform ones in `±5, ±10, ±20, ±50`, root
 /// shifts `0, −5, −10, −20`, entropy, random and tree-indicator seeds, the
 /// products that `ln Z`'s own check lets through. Multi-root (9,504
-/// products per engine) it flags every product below 45 bits (about
-/// 4,000); single-root (9,114) too (615 and 625) with the floor of
-/// [`SINGLE_ROOT_LARGEST_FACTOR`], where the 2-norm alone missed 22 per
-/// engine at 40.6–44.9 bits. It is pessimistic
-/// by 3.3 (multi) and 5.8 (single, 2.4 before the floor) bits in the median, with a long tail
-/// (products that keep all their bits where the estimate expects a nearly
+/// products per engine) it flags every product below 45 bits (3,890 on
+/// `F64`, 3,949 on `ShiftedF64`); single-root (9,291) too (624 and 637)
+/// with the floor of [`SINGLE_ROOT_LARGEST_FACTOR`], where the 2-norm alone
+/// missed 23 and 22 at 40.6–44.9 bits. It is pessimistic by 3.3 (multi)
+/// and 5.7–5.8 (single; 2.4 before the floor, in an earlier sweep) bits in
+/// the median, with a long tail (products that keep all their bits where the estimate expects a nearly
 /// certain word to cost them), so it refuses some products that did keep
-/// 45 bits: 1,998 of 9,327 multi-root and 4,616 of 9,114 single-root
-/// (1,671 before the floor) in the sweep (mostly on its nearly
+/// 45 bits: 2,016 and 1,957 of 9,504 multi-root and 4,662 and 4,649 of
+/// 9,291 single-root (1,678 and 1,665 before the floor; `F64` and
+/// `ShiftedF64`) in the sweep (mostly on its nearly
 /// deterministic families and at `n ≤ 8`, where the floor decides); how many on
 /// ordinary graphs is measured by the `honest_accuracy` example of
 /// `spantree-faer` (`refusals`). At `n ≤ 8` it refuses 5,791 multi-root
@@ -195,38 +197,33 @@ impl VjpAccuracy {
     ) -> Self {
         let mu = marginals_from_inverse(weights, x, rooting);
         let centred = centred_with(seed, weights, &mu, rooting);
-        Self::over(&centred, weights, x, &mu, v, rooting, None, true)
-    }
-
-    /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) and the
-    /// seed centred by [`centred_with`] given: the same estimate. `O(n²)`.
-    pub(crate) fn of_centred<S: Scalar>(
-        centred: &Matrix<S>,
-        weights: &Matrix<S>,
-        x: &Matrix<S>,
-        mu: &Matrix<S>,
-        v: &Matrix<S>,
-        rooting: Rooting,
-    ) -> Self {
-        Self::over(centred, weights, x, mu, v, rooting, None, true)
+        let product = DenseProduct {
+            centred: &centred,
+            weights,
+            x,
+            mu: &mu,
+            v,
+            rooting,
+        };
+        Self::over(&product, None).floored
     }
 
     /// [`VjpAccuracy::of`] with the marginals `mu` (read from `x`) given and
     /// the seed already centred ([`centred_with`]), over the arcs that `live` marks (all allowed arcs when `None`),
-    /// `live` in the row-major `(n+1) × (n+1)` layout. Row by row over the
+    /// `live` in the row-major `(n+1) × (n+1)` layout: the estimate with and
+    /// without the single-root floor from one pass (the floor needs only
+    /// the largest size beside `‖size‖₂`). Row by row over the
     /// slices, the sizes summed in the order of
-    /// [`arc_entries`](crate::laplacian::arc_entries).
-    #[allow(clippy::too_many_arguments)]
-    fn over<S: Scalar>(
-        centred: &Matrix<S>,
-        weights: &Matrix<S>,
-        x: &Matrix<S>,
-        mu: &Matrix<S>,
-        v: &Matrix<S>,
-        rooting: Rooting,
-        live: Option<&[bool]>,
-        floor: bool,
-    ) -> Self {
+    /// [`arc_entries`](crate::laplacian::arc_entries). `O(n²)`.
+    fn over<S: Scalar>(product: &DenseProduct<'_, S>, live: Option<&[bool]>) -> Estimates {
+        let DenseProduct {
+            centred,
+            weights,
+            x,
+            mu,
+            v,
+            rooting,
+        } = *product;
         let n1 = weights.rows();
         let n = n1 - 1;
         let single = rooting == Rooting::Single;
@@ -332,14 +329,19 @@ impl VjpAccuracy {
             }
         }
         let factor = VJP_ERROR_FACTOR[usize::from(single)];
-        let size = if single && floor {
-            sizes.sqrt().max(SINGLE_ROOT_LARGEST_FACTOR * largest)
+        let size = sizes.sqrt();
+        let floored = if single {
+            size.max(SINGLE_ROOT_LARGEST_FACTOR * largest)
         } else {
-            sizes.sqrt()
+            size
         };
-        VjpAccuracy {
+        let accuracy = |size: f64| VjpAccuracy {
             error: factor * f64::EPSILON * scale * size,
             norm: norm.sqrt(),
+        };
+        Estimates {
+            plain: accuracy(size),
+            floored: accuracy(floored),
         }
     }
 
@@ -368,22 +370,105 @@ impl VjpAccuracy {
 /// covariances are exactly zero; the dense product leaves `ε`-sized values
 /// there), so that the words they leave with one head count as certain.
 /// `O(n²)`, and `O(n³)` at most on that path only.
-/// `centred` is the seed as [`centred_with`] leaves it, `mu` the marginals
-/// read from `x` (`marginals_from_inverse`).
+/// `first` is the estimate without the floor over every allowed arc when a
+/// pass has it already ([`dense_route`]).
 pub(crate) fn live_accuracy<S: Scalar>(
-    centred: &Matrix<S>,
-    weights: &Matrix<S>,
-    x: &Matrix<S>,
-    mu: &Matrix<S>,
-    v: &Matrix<S>,
-    rooting: Rooting,
+    first: Option<VjpAccuracy>,
+    product: &DenseProduct<'_, S>,
 ) -> VjpAccuracy {
-    let accuracy = VjpAccuracy::over(centred, weights, x, mu, v, rooting, None, false);
-    if accuracy.bits() >= DERIVATIVE_BITS {
-        return accuracy;
+    let plain = first.unwrap_or_else(|| VjpAccuracy::over(product, None).plain);
+    if plain.bits() >= DERIVATIVE_BITS {
+        return plain;
     }
-    let live = live_arcs(weights, rooting);
-    VjpAccuracy::over(centred, weights, x, mu, v, rooting, Some(&live), false)
+    let live = live_arcs(product.weights, product.rooting);
+    VjpAccuracy::over(product, Some(&live)).plain
+}
+
+/// A dense vector–Jacobian product and what its estimate
+/// ([`VjpAccuracy`]) reads: the seed as [`centred_with`] leaves it, the
+/// weights, the inverse `x`, the marginals `mu` read from it
+/// (`marginals_from_inverse`), the product `v` and the rooting.
+#[derive(Debug)]
+pub(crate) struct DenseProduct<'a, S> {
+    pub(crate) centred: &'a Matrix<S>,
+    pub(crate) weights: &'a Matrix<S>,
+    pub(crate) x: &'a Matrix<S>,
+    pub(crate) mu: &'a Matrix<S>,
+    pub(crate) v: &'a Matrix<S>,
+    pub(crate) rooting: Rooting,
+}
+
+// By hand: the derive would ask `S: Copy` of the matrices' scalars.
+impl<S> Clone for DenseProduct<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for DenseProduct<'_, S> {}
+
+/// [`VjpAccuracy`] without and with the single-root floor of
+/// [`SINGLE_ROOT_LARGEST_FACTOR`], from one pass (`VjpAccuracy::over`);
+/// the two are equal multi-root.
+#[derive(Clone, Copy, Debug)]
+struct Estimates {
+    /// `c ε s ‖size‖₂`.
+    plain: VjpAccuracy,
+    /// `c ε s max(‖size‖₂, 20 max_f size_f)` single-root.
+    floored: VjpAccuracy,
+}
+
+/// What becomes of a dense vector–Jacobian product, by [`dense_route`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum DenseRoute {
+    /// The dense product is returned; the estimate is what the model's
+    /// check is to compare with [`DERIVATIVE_BITS`] (below it, a refusal).
+    Dense(VjpAccuracy),
+    /// The product is to be computed again by the cancellation-free
+    /// elimination ([`Eliminated`](super::Eliminated)), which reports its
+    /// own estimate.
+    Elimination,
+}
+
+/// The one rule by which a dense `f64` product is kept or recomputed by the
+/// elimination, for [`Certified`](super::Certified)
+/// and the single-root escalation of
+/// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
+/// alike. One `O(n²)` pass gives the estimate with and without the floor of
+/// [`SINGLE_ROOT_LARGEST_FACTOR`]:
+///
+/// * the floored estimate keeps [`DERIVATIVE_BITS`] +
+///   [`CERTIFY_DERIVATIVE_MARGIN`] (by rooting): the dense product, with the
+///   floored estimate (`refuses` false) or the one without the floor;
+/// * otherwise, when `refuses` (a dense engine that refuses by the check
+///   without the floor, [`live_accuracy`]) and that check puts the product
+///   below [`DERIVATIVE_BITS`]: the dense product with that estimate, for
+///   the model to refuse (`O(n³)` for the live arcs, on this path only);
+/// * otherwise (only the floor doubts it, or `Certified`, which never
+///   refuses a dense product): the elimination.
+///
+/// Why the zone and the margin: [`SINGLE_ROOT_LARGEST_FACTOR`] and
+/// [`CERTIFY_DERIVATIVE_MARGIN`].
+pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: bool) -> DenseRoute {
+    let rooting = product.rooting;
+    let estimates = VjpAccuracy::over(product, None);
+    let margin = CERTIFY_DERIVATIVE_MARGIN[usize::from(rooting == Rooting::Single)];
+    let kept = estimates.floored.bits() >= DERIVATIVE_BITS + margin;
+    if !refuses {
+        return if kept {
+            DenseRoute::Dense(estimates.floored)
+        } else {
+            DenseRoute::Elimination
+        };
+    }
+    // The floored estimate never keeps more bits than the plain one: a
+    // product it keeps passes the check without the live arcs.
+    let checked = live_accuracy(Some(estimates.plain), product);
+    if kept || checked.bits() < DERIVATIVE_BITS {
+        DenseRoute::Dense(checked)
+    } else {
+        DenseRoute::Elimination
+    }
 }
 
 /// The rows of a matrix, as slices.

@@ -402,10 +402,21 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         })
     }
 
-    /// The dense factorisation of the Laplacian, formed once.
+    /// The dense factorisation of the Laplacian, formed once, on first use:
+    /// only [`Factors::inverse`], the solves and the adjugate read it, so
+    /// an elimination that answers only products and marginals (the
+    /// escalation of [`Dense::with_derivative_check`], the derivatives of
+    /// [`super::Certified`]) never factorises.
     fn dense(&self) -> &Dense<F> {
         self.dense
             .get_or_init(|| Dense::new(self.weights.clone(), self.rooting, self.factorize))
+    }
+
+    /// Whether [`Eliminated::dense`] was formed (for the tests that no
+    /// product forms it).
+    #[cfg(test)]
+    pub(crate) fn dense_formed(&self) -> bool {
+        self.dense.get().is_some()
     }
 }
 
