@@ -115,10 +115,15 @@ fn main() {
             let (_, bits) = e.estimated_vjp(&seed).expect("product");
             wide += usize::from(bits < DERIVATIVE_BITS);
             let mu = e.marginals().expect("a tree");
-            anchored += usize::from((1..=n).any(|m| (0..=n).any(|h| mu[(h, m)] > 1.0 - 2f64.powi(-26))));
+            anchored +=
+                usize::from((1..=n).any(|m| (0..=n).any(|h| mu[(h, m)] > 1.0 - 2f64.powi(-26))));
             k.push(median_time(11, || kernel(&s)));
-            pass.push(median_time(11, || checked_marginals(&w, Rooting::Single).map(|m| m.0[(0, 1)])));
-            product.push(median_time(11, || e.marginals_vjp(&seed).map(|v| v[(0, 1)])));
+            pass.push(median_time(11, || {
+                checked_marginals(&w, Rooting::Single).map(|m| m.0[(0, 1)])
+            }));
+            product.push(median_time(11, || {
+                e.marginals_vjp(&seed).map(|v| v[(0, 1)])
+            }));
             k.push(median_time(11, || kernel(&s)));
         }
         let (k, pass, product) = (median(k), median(pass), median(product));
