@@ -21,6 +21,12 @@
 //! the difference over `PRODUCTS` is one product plus one kernel; the
 //! `kernel` and `product` arguments, `count N PRODUCTS product`, run one
 //! of them only).
+//!
+//! Measured (callgrind, instructions per product, `PRODUCTS = 40` minus
+//! `0`, on the same graph; the kernel through the same count): before and
+//! after the buffer-free glue and the presized pass buffers (same bits),
+//! `n = 5`: 65.6k → 57.8k (kernel 7.6k), `n = 10`: 215k → 192k (17.9k),
+//! `n = 20`: 849k → 786k (69k), `n = 36`: 3.05M → 2.87M (201k).
 
 use std::hint::black_box;
 
