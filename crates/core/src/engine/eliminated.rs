@@ -708,14 +708,20 @@ fn centred(
 fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
     let n1 = mu.rows();
     let threshold = 2f64.powi(-26);
-    let line = |cells: &mut dyn Iterator<Item = f64>| {
-        let v: Vec<f64> = cells.collect();
-        let top = v.iter().copied().fold(0.0f64, f64::max);
-        let rest: f64 = v.iter().filter(|&&x| x != top).sum();
+    // Two passes over the line, no buffer: this runs once per product, and
+    // at n = 10 collecting each column cost 8% of the product.
+    fn line<I: Iterator<Item = f64>>(cells: impl Fn() -> I, threshold: f64) -> bool {
+        let top = cells().fold(0.0f64, f64::max);
+        let rest: f64 = cells().filter(|&x| x != top).sum();
         top > 0.5 && rest < threshold
-    };
-    let columns = (1..n1).any(|m| line(&mut (0..n1).filter(|&h| h != m).map(|h| mu[(h, m)])));
-    columns || (rooting == Rooting::Single && line(&mut (1..n1).map(|m| mu[(0, m)])))
+    }
+    let columns = (1..n1).any(|m| {
+        line(
+            || (0..n1).filter(move |&h| h != m).map(move |h| mu[(h, m)]),
+            threshold,
+        )
+    });
+    columns || (rooting == Rooting::Single && line(|| (1..n1).map(|m| mu[(0, m)]), threshold))
 }
 
 /// The number types whose elimination runs a tangent along, tried first
