@@ -132,15 +132,23 @@ impl<E: Engine> Model<E> {
             })
             .collect();
         let seed = |l: usize| &own[l];
+        // One seed for every label (a function of the arc marginals alone):
+        // `ḡ̄ = ḡ` and the label terms vanish, so `∂F/∂θ_{eℓ} = s_{eℓ} v_e`
+        // exactly, without averaging the seed or forming the label terms.
+        let one_seed = seeds.len() == 1;
         let mut mean = Matrix::zeros(self.n() + 1, self.n() + 1);
-        for (l, share) in shares.iter().enumerate() {
-            for ((out, s), g) in mean
-                .as_mut_slice()
-                .iter_mut()
-                .zip(share.as_slice())
-                .zip(seed(l).as_slice())
-            {
-                *out += s.clone() * g.clone();
+        if one_seed {
+            mean.clone_from(seed(0));
+        } else {
+            for (l, share) in shares.iter().enumerate() {
+                for ((out, s), g) in mean
+                    .as_mut_slice()
+                    .iter_mut()
+                    .zip(share.as_slice())
+                    .zip(seed(l).as_slice())
+                {
+                    *out += s.clone() * g.clone();
+                }
             }
         }
         // The estimated errors of the products (dense `f64` engines) are
@@ -163,6 +171,15 @@ impl<E: Engine> Model<E> {
             vec![E::Scalar::zero(); labels],
         );
         for c in 0..n1 * n1 {
+            if one_seed {
+                for (l, share) in shares.iter().enumerate() {
+                    let s = &share.as_slice()[c];
+                    if !s.is_zero() {
+                        grads[l].as_mut_slice()[c] = v.as_slice()[c].clone() * s.clone();
+                    }
+                }
+                continue;
+            }
             let (mut s_sum, mut m_sum) = (E::Scalar::zero(), E::Scalar::zero());
             for (l, share) in shares.iter().enumerate() {
                 below_s[l] = s_sum.clone();
