@@ -62,7 +62,8 @@ impl<E: Engine> Model<E> {
             return Err(Numerical::NotFinite.into());
         }
         let error = self.factors.vjp_accuracy(seed, &v[0]).map(|a| a.error);
-        balance(&mut v, &[self.marginals()?], self.rooting());
+        let mu = self.marginals_kept()?;
+        balance(&mut v, std::slice::from_ref(&*mu), self.rooting());
         let [v] = v;
         Ok((v, error))
     }
@@ -147,7 +148,7 @@ impl<E: Engine> Model<E> {
         // compared with the gradients returned, not with the products: the
         // explicit label terms below may carry the norm.
         let (v, mut error) = self.vjp_with_error(&mean)?;
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         let mut grads = PerLabel::zeros(labels, self.n());
         for (l, share) in shares.iter().enumerate() {
             for (c, s) in share.as_slice().iter().enumerate() {

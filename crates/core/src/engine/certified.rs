@@ -436,6 +436,82 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     }
 }
 
+impl<F: Factorization<Scalar = f64>> Certified<F> {
+    /// The marginals and their route ([`Factors::marginals`] of
+    /// [`Certified`]), computed once.
+    fn marginal_route(&self) -> &MarginalRoute {
+        self.marginals.get_or_init(|| {
+            let n = self.dense.weights().rows().saturating_sub(1);
+            if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
+                let mut refined = 0;
+                if self.eliminated.get().is_none() {
+                    match row_sum.marginals(&self.weights) {
+                        (Some(mu), k) => return (Ok(mu), true, 0, k),
+                        (None, k) => refined = k,
+                    }
+                }
+                // ln Z is known: the elimination's marginal pass alone.
+                if let Some(e) = self.eliminated.get() {
+                    return (e.marginals(), false, 0, refined);
+                }
+                return (
+                    eliminated_marginals(&self.weights, Rooting::Multi),
+                    false,
+                    0,
+                    refined,
+                );
+            }
+            if !self.certified {
+                return (self.eliminated().marginals(), false, 0, 0);
+            }
+            let mut tried_columns = 0;
+            // No column can pass: the inverse is not formed for nothing.
+            let tried = if any_column_can_pass(self.entry_error) {
+                self.dense_marginals().and_then(|(mu, failed)| {
+                    if failed.is_empty() {
+                        Ok(Some((mu, failed, 0)))
+                    } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
+                        Ok(None)
+                    } else {
+                        self.refined(mu, &failed).map(Some)
+                    }
+                })
+            } else {
+                Ok(None)
+            };
+            match tried {
+                Ok(Some((mu, failed, refined)))
+                    if self.dense.rooting() == Rooting::Multi
+                        || dense::nearly_certain_word(
+                            &mu,
+                            &self.weights,
+                            Rooting::Single,
+                            DENSE_UNCERTAINTY,
+                        )
+                        .is_none() =>
+                {
+                    if let Some((mu, repaired)) = self.repaired(mu, &failed) {
+                        return (Ok(mu), true, repaired, refined);
+                    }
+                    tried_columns = refined;
+                }
+                Ok(Some((_, _, refined))) => tried_columns = refined,
+                Ok(None) => {}
+                Err(e) => return (Err(e), true, 0, 0),
+            }
+            if let Some(e) = self.eliminated.get() {
+                return (e.marginals(), false, 0, tried_columns);
+            }
+            (
+                eliminated_marginals(self.dense.weights(), self.dense.rooting()),
+                false,
+                0,
+                tried_columns,
+            )
+        })
+    }
+}
+
 impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     type Scalar = f64;
 
@@ -537,78 +613,16 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     /// `ln Z` is certified, the elimination runs its marginal pass alone
     /// (its `ln Z` is not needed).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
-        self.marginals
-            .get_or_init(|| {
-                let n = self.dense.weights().rows().saturating_sub(1);
-                if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
-                    let mut refined = 0;
-                    if self.eliminated.get().is_none() {
-                        match row_sum.marginals(&self.weights) {
-                            (Some(mu), k) => return (Ok(mu), true, 0, k),
-                            (None, k) => refined = k,
-                        }
-                    }
-                    // ln Z is known: the elimination's marginal pass alone.
-                    if let Some(e) = self.eliminated.get() {
-                        return (e.marginals(), false, 0, refined);
-                    }
-                    return (
-                        eliminated_marginals(&self.weights, Rooting::Multi),
-                        false,
-                        0,
-                        refined,
-                    );
-                }
-                if !self.certified {
-                    return (self.eliminated().marginals(), false, 0, 0);
-                }
-                let mut tried_columns = 0;
-                // No column can pass: the inverse is not formed for nothing.
-                let tried = if any_column_can_pass(self.entry_error) {
-                    self.dense_marginals().and_then(|(mu, failed)| {
-                        if failed.is_empty() {
-                            Ok(Some((mu, failed, 0)))
-                        } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
-                            Ok(None)
-                        } else {
-                            self.refined(mu, &failed).map(Some)
-                        }
-                    })
-                } else {
-                    Ok(None)
-                };
-                match tried {
-                    Ok(Some((mu, failed, refined)))
-                        if self.dense.rooting() == Rooting::Multi
-                            || dense::nearly_certain_word(
-                                &mu,
-                                &self.weights,
-                                Rooting::Single,
-                                DENSE_UNCERTAINTY,
-                            )
-                            .is_none() =>
-                    {
-                        if let Some((mu, repaired)) = self.repaired(mu, &failed) {
-                            return (Ok(mu), true, repaired, refined);
-                        }
-                        tried_columns = refined;
-                    }
-                    Ok(Some((_, _, refined))) => tried_columns = refined,
-                    Ok(None) => {}
-                    Err(e) => return (Err(e), true, 0, 0),
-                }
-                if let Some(e) = self.eliminated.get() {
-                    return (e.marginals(), false, 0, tried_columns);
-                }
-                (
-                    eliminated_marginals(self.dense.weights(), self.dense.rooting()),
-                    false,
-                    0,
-                    tried_columns,
-                )
-            })
-            .0
-            .clone()
+        self.marginal_route().0.clone()
+    }
+
+    /// The marginals of [`Certified::marginals`], borrowed (kept once
+    /// computed).
+    fn marginals_kept(&self) -> Result<std::borrow::Cow<'_, Matrix<f64>>, Numerical> {
+        match &self.marginal_route().0 {
+            Ok(mu) => Ok(std::borrow::Cow::Borrowed(mu)),
+            Err(e) => Err(*e),
+        }
     }
 
     /// Dense where `ln det` is certified and the product's own estimate
