@@ -349,43 +349,38 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let n1 = w.rows();
         let n = n1 - 1;
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
-        // Row h of the marginals reads column h − 1 of X: a row of Xᵀ, so
-        // that every loop below runs along contiguous rows
-        // (`arc_entries`, entry by entry: X[j][j] − X[j][i] for an arc
-        // i + 1 → j + 1, single-root without X[0][0] and X[j][0]'s
-        // subtraction, the root arcs X[j][j] multi-root and X[j][0]
-        // single-root).
-        let xt = x.transpose();
-        let diagonal: Vec<f64> = (0..n)
-            .map(|j| if single && j == 0 { 0.0 } else { x[(j, j)] })
-            .collect();
-        let zeros = vec![0.0; n];
+        // Column by column, so that X is read along its rows: the arcs into
+        // word m = j + 1 read row j of X (`arc_entries`, entry by entry:
+        // X[j][j] − X[j][i] for an arc i + 1 → j + 1, single-root without
+        // X[0][0] and X[j][0]'s subtraction, the root arcs X[j][j]
+        // multi-root and X[j][0] single-root). No transposed copy of X.
+        let xs = x.as_slice();
+        let ws = w.as_slice();
         let mut mu = Matrix::zeros(n1, n1);
+        let out = mu.as_mut_slice();
         let mut failed = vec![false; n1];
-        for h in 0..n1 {
-            let (first, second): (&[f64], &[f64]) = match (h, single) {
-                (0, false) => (&diagonal, &zeros),
-                (0, true) => (xt.row(0), &zeros),
-                (1, true) => (&diagonal, &zeros),
-                _ => (&diagonal, xt.row(h - 1)),
-            };
-            let weights = &w.row(h)[1..];
-            let out = &mut mu.as_mut_slice()[h * n1 + 1..(h + 1) * n1];
-            for (j, ((o, &wk), (&a, &b))) in out
-                .iter_mut()
-                .zip(weights)
-                .zip(first.iter().zip(second))
-                .enumerate()
-            {
-                if wk == 0.0 || j + 1 == h {
+        for (j, xr) in xs.chunks_exact(n.max(1)).take(n).enumerate() {
+            let m = j + 1;
+            let diagonal = if single && j == 0 { 0.0 } else { xr[j] };
+            let mut column_failed = false;
+            for h in (0..n1).filter(|&h| h != m) {
+                let k = h * n1 + m;
+                let wk = ws[k];
+                if wk == 0.0 {
                     continue;
                 }
+                let (a, b) = match (h, single) {
+                    (0, false) | (1, true) => (diagonal, 0.0),
+                    (0, true) => (xr[0], 0.0),
+                    _ => (diagonal, xr[h - 1]),
+                };
                 let value = a - b;
                 // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
                 let keeps_its_bits = a.abs() + b.abs() <= bound * value.abs();
-                failed[j + 1] |= !keeps_its_bits;
-                *o = wk * value;
+                column_failed |= !keeps_its_bits;
+                out[k] = wk * value;
             }
+            failed[m] = column_failed;
         }
         Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
     }
