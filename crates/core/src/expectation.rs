@@ -117,7 +117,7 @@ impl<E: Engine> Model<E> {
             arc_of(n, labels, *arc)?;
             let mut weight = mu[arc.head * n1 + arc.dependent].clone();
             if labeled {
-                weight = weight * self.share(*arc);
+                weight *= self.share(*arc);
             }
             if weight.is_zero() {
                 continue;
