@@ -3,11 +3,15 @@
 //! `cargo run --release -p spantree-bench --example op_loop -- grad_entropy 36 20000 0 log`
 //! (defaults: `grad_entropy 100 1000 0 accurate`; engines `accurate`, `log`, `f64`).
 //!
+//! `op_loop kernel/KERNEL [N] [REPS] [ROOT_SHIFT] [faer|lu]` runs a bare
+//! kernel of the table instead (e.g. `kernel/exp+lu+inv`), for callgrind
+//! counts of op ÷ kernel.
+//!
 //! `op_loop corpus DIR [PASSES]` runs the whole-corpus pass (entropy +
 //! gradient of every sentence of the treebanks under `DIR`, `accurate`, one
 //! thread) `PASSES` times (default 20), e.g. under `perf record`.
 
-use spantree_bench::speed::{run_op, Inputs, Op};
+use spantree_bench::speed::{run_kernel, run_op, Inputs, Kernel, KernelEngine, Op};
 use spantree_core::Engine;
 
 fn main() {
@@ -23,6 +27,30 @@ fn main() {
         }
         let per = start.elapsed().as_secs_f64() / passes as f64;
         println!("corpus: {:.1} ms per pass ({sum})", per * 1e3);
+        return;
+    }
+    if let Some(kernel) = args.get(1).and_then(|a| a.strip_prefix("kernel/")) {
+        let k = Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == kernel)
+            .expect("a kernel of the speed table");
+        let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+        let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
+        let e = match args.get(5).map_or("lu", String::as_str) {
+            "faer" => KernelEngine::Faer,
+            _ => KernelEngine::Spantree,
+        };
+        let i = Inputs::new(n, 2021 + n as u64);
+        let start = std::time::Instant::now();
+        let mut sum = 0.0;
+        for _ in 0..reps {
+            sum += run_kernel(k, e, &i);
+        }
+        let per = start.elapsed().as_secs_f64() / reps as f64;
+        println!(
+            "{kernel} {e:?} n = {n}: {:.1} µs per call ({sum})",
+            per * 1e6
+        );
         return;
     }
     let op = Op::ALL

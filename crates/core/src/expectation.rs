@@ -82,17 +82,7 @@ impl<E: Engine> Model<E> {
     /// # Errors
     /// [`Error::NoSuchArc`].
     pub fn check_arc(&self, arc: ArcRef) -> Result<()> {
-        let n = self.n();
-        let labels = self.labels();
-        let ok = arc.head <= n
-            && (1..=n).contains(&arc.dependent)
-            && arc.head != arc.dependent
-            && arc.label.is_none_or(|l| l < labels);
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::NoSuchArc { arc, n })
-        }
+        arc_of(self.n(), self.labels(), arc)
     }
 
     /// `E[r] = Σ_e μ_e r_e` (label marginals for labeled entries), `O(n³)`
@@ -117,11 +107,18 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn expect_additive(&self, r: &ArcFeatures<E::Scalar>) -> Result<Vec<E::Scalar>> {
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         let mut total = vec![E::Scalar::zero(); r.dim()];
+        // Hoisted out of the loop: the size, the labels, and whether there
+        // are shares at all (unlabeled, the share is `1`: `μ · 1 = μ`).
+        let (n, labels, labeled) = (self.n(), self.labels(), self.is_labeled());
+        let (mu, n1) = (mu.as_slice(), n + 1);
         for (arc, values) in r.entries() {
-            self.check_arc(*arc)?;
-            let weight = mu[(arc.head, arc.dependent)].clone() * self.share(*arc);
+            arc_of(n, labels, *arc)?;
+            let mut weight = mu[arc.head * n1 + arc.dependent].clone();
+            if labeled {
+                weight *= self.share(*arc);
+            }
             if weight.is_zero() {
                 continue;
             }
@@ -168,10 +165,15 @@ impl<E: Engine> Model<E> {
         let labels = self.labels();
         let mut seeds = vec![Matrix::zeros(n + 1, n + 1); labels];
         for (arc, values) in r.entries() {
-            self.check_arc(*arc)?;
+            arc_of(n, labels, *arc)?;
             let mut g = E::Scalar::zero();
             for (i, v) in values {
                 g += a[*i].clone() * v.clone();
+            }
+            if labels == 1 {
+                // One matrix: every entry (label `None` or `0`) adds to it.
+                seeds[0].as_mut_slice()[arc.head * (n + 1) + arc.dependent] += g;
+                continue;
             }
             match arc.label {
                 Some(l) if labels > 1 || l == 0 => seeds[l][(arc.head, arc.dependent)] += g,
@@ -183,5 +185,18 @@ impl<E: Engine> Model<E> {
             }
         }
         Ok(seeds)
+    }
+}
+
+/// [`Model::check_arc`] for a graph of `n` words and `labels` labels. `O(1)`.
+fn arc_of(n: usize, labels: usize, arc: ArcRef) -> Result<()> {
+    let ok = arc.head <= n
+        && (1..=n).contains(&arc.dependent)
+        && arc.head != arc.dependent
+        && arc.label.is_none_or(|l| l < labels);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::NoSuchArc { arc, n })
     }
 }

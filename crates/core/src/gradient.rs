@@ -62,7 +62,8 @@ impl<E: Engine> Model<E> {
             return Err(Numerical::NotFinite.into());
         }
         let error = self.factors.vjp_accuracy(seed, &v[0]).map(|a| a.error);
-        balance(&mut v, &[self.marginals()?], self.rooting());
+        let mu = self.marginals_kept()?;
+        balance(&mut v, std::slice::from_ref(&*mu), self.rooting());
         let [v] = v;
         Ok((v, error))
     }
@@ -155,7 +156,7 @@ impl<E: Engine> Model<E> {
         // compared with the gradients returned, not with the products: the
         // explicit label terms below may carry the norm.
         let (v, mut error) = self.vjp_with_error(&mean)?;
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         let mut grads = PerLabel::zeros(labels, self.n());
         // `ḡ_{eℓ} − ḡ̄_e = Σ_{k≠ℓ} s_{ek} (ḡ_{eℓ} − ḡ_{ek})` (the shares sum to
         // one), formed as `ḡ_{eℓ} S_{−ℓ} − M_{−ℓ}` from prefix and suffix

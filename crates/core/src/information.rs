@@ -162,7 +162,7 @@ where
             // One score per arc: the contraction of `contract_label_marginals`
             // in the same order, the log-weights read off the scores in
             // passing (no matrix of them).
-            let mu = self.marginals()?;
+            let mu = self.marginals_kept()?;
             let mu = mu.as_slice();
             let mut total = E::Scalar::zero();
             self.visit_log_weights_from_scores(true, |k, x| {
@@ -287,7 +287,7 @@ where
         (p_theta, p_shift): (&[f64], &[f64]),
         (q_theta, q_shift): (&[f64], &[f64]),
     ) -> Result<Divergence<E::Scalar>> {
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         let n1 = self.n() + 1;
         let (wp, wq) = (
             self.factors.weights().as_slice(),

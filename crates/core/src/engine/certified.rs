@@ -245,8 +245,17 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         } else {
             PowerOfTwo(0)
         };
-        let dense =
-            Dense::new(scale.scaled_roots(&weights), rooting, factorize).with_product_estimates();
+        // `scale.scaled_roots(&weights)` for `f64`: a copy of the weights
+        // with only the root row multiplied (the same bits, without a
+        // conversion per entry).
+        let mut scaled = weights.clone();
+        if scale.0 != 0 {
+            let n1 = scaled.cols();
+            for x in &mut scaled.as_mut_slice()[..n1] {
+                *x = scale.apply(*x);
+            }
+        }
+        let dense = Dense::new(scaled, rooting, factorize).with_product_estimates();
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
         let ln = unscaled_ln(ln, scale);
@@ -349,43 +358,38 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let n1 = w.rows();
         let n = n1 - 1;
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
-        // Row h of the marginals reads column h − 1 of X: a row of Xᵀ, so
-        // that every loop below runs along contiguous rows
-        // (`arc_entries`, entry by entry: X[j][j] − X[j][i] for an arc
-        // i + 1 → j + 1, single-root without X[0][0] and X[j][0]'s
-        // subtraction, the root arcs X[j][j] multi-root and X[j][0]
-        // single-root).
-        let xt = x.transpose();
-        let diagonal: Vec<f64> = (0..n)
-            .map(|j| if single && j == 0 { 0.0 } else { x[(j, j)] })
-            .collect();
-        let zeros = vec![0.0; n];
+        // Column by column, so that X is read along its rows: the arcs into
+        // word m = j + 1 read row j of X (`arc_entries`, entry by entry:
+        // X[j][j] − X[j][i] for an arc i + 1 → j + 1, single-root without
+        // X[0][0] and X[j][0]'s subtraction, the root arcs X[j][j]
+        // multi-root and X[j][0] single-root). No transposed copy of X.
+        let xs = x.as_slice();
+        let ws = w.as_slice();
         let mut mu = Matrix::zeros(n1, n1);
+        let out = mu.as_mut_slice();
         let mut failed = vec![false; n1];
-        for h in 0..n1 {
-            let (first, second): (&[f64], &[f64]) = match (h, single) {
-                (0, false) => (&diagonal, &zeros),
-                (0, true) => (xt.row(0), &zeros),
-                (1, true) => (&diagonal, &zeros),
-                _ => (&diagonal, xt.row(h - 1)),
-            };
-            let weights = &w.row(h)[1..];
-            let out = &mut mu.as_mut_slice()[h * n1 + 1..(h + 1) * n1];
-            for (j, ((o, &wk), (&a, &b))) in out
-                .iter_mut()
-                .zip(weights)
-                .zip(first.iter().zip(second))
-                .enumerate()
-            {
-                if wk == 0.0 || j + 1 == h {
+        for (j, xr) in xs.chunks_exact(n.max(1)).take(n).enumerate() {
+            let m = j + 1;
+            let diagonal = if single && j == 0 { 0.0 } else { xr[j] };
+            let mut column_failed = false;
+            for h in (0..n1).filter(|&h| h != m) {
+                let k = h * n1 + m;
+                let wk = ws[k];
+                if wk == 0.0 {
                     continue;
                 }
+                let (a, b) = match (h, single) {
+                    (0, false) | (1, true) => (diagonal, 0.0),
+                    (0, true) => (xr[0], 0.0),
+                    _ => (diagonal, xr[h - 1]),
+                };
                 let value = a - b;
                 // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
                 let keeps_its_bits = a.abs() + b.abs() <= bound * value.abs();
-                failed[j + 1] |= !keeps_its_bits;
-                *o = wk * value;
+                column_failed |= !keeps_its_bits;
+                out[k] = wk * value;
             }
+            failed[m] = column_failed;
         }
         Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
     }
@@ -433,6 +437,82 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             }
         }
         Some((mu, failed.len()))
+    }
+}
+
+impl<F: Factorization<Scalar = f64>> Certified<F> {
+    /// The marginals and their route ([`Factors::marginals`] of
+    /// [`Certified`]), computed once.
+    fn marginal_route(&self) -> &MarginalRoute {
+        self.marginals.get_or_init(|| {
+            let n = self.dense.weights().rows().saturating_sub(1);
+            if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
+                let mut refined = 0;
+                if self.eliminated.get().is_none() {
+                    match row_sum.marginals(&self.weights) {
+                        (Some(mu), k) => return (Ok(mu), true, 0, k),
+                        (None, k) => refined = k,
+                    }
+                }
+                // ln Z is known: the elimination's marginal pass alone.
+                if let Some(e) = self.eliminated.get() {
+                    return (e.marginals(), false, 0, refined);
+                }
+                return (
+                    eliminated_marginals(&self.weights, Rooting::Multi),
+                    false,
+                    0,
+                    refined,
+                );
+            }
+            if !self.certified {
+                return (self.eliminated().marginals(), false, 0, 0);
+            }
+            let mut tried_columns = 0;
+            // No column can pass: the inverse is not formed for nothing.
+            let tried = if any_column_can_pass(self.entry_error) {
+                self.dense_marginals().and_then(|(mu, failed)| {
+                    if failed.is_empty() {
+                        Ok(Some((mu, failed, 0)))
+                    } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
+                        Ok(None)
+                    } else {
+                        self.refined(mu, &failed).map(Some)
+                    }
+                })
+            } else {
+                Ok(None)
+            };
+            match tried {
+                Ok(Some((mu, failed, refined)))
+                    if self.dense.rooting() == Rooting::Multi
+                        || dense::nearly_certain_word(
+                            &mu,
+                            &self.weights,
+                            Rooting::Single,
+                            DENSE_UNCERTAINTY,
+                        )
+                        .is_none() =>
+                {
+                    if let Some((mu, repaired)) = self.repaired(mu, &failed) {
+                        return (Ok(mu), true, repaired, refined);
+                    }
+                    tried_columns = refined;
+                }
+                Ok(Some((_, _, refined))) => tried_columns = refined,
+                Ok(None) => {}
+                Err(e) => return (Err(e), true, 0, 0),
+            }
+            if let Some(e) = self.eliminated.get() {
+                return (e.marginals(), false, 0, tried_columns);
+            }
+            (
+                eliminated_marginals(self.dense.weights(), self.dense.rooting()),
+                false,
+                0,
+                tried_columns,
+            )
+        })
     }
 }
 
@@ -537,78 +617,16 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     /// `ln Z` is certified, the elimination runs its marginal pass alone
     /// (its `ln Z` is not needed).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
-        self.marginals
-            .get_or_init(|| {
-                let n = self.dense.weights().rows().saturating_sub(1);
-                if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
-                    let mut refined = 0;
-                    if self.eliminated.get().is_none() {
-                        match row_sum.marginals(&self.weights) {
-                            (Some(mu), k) => return (Ok(mu), true, 0, k),
-                            (None, k) => refined = k,
-                        }
-                    }
-                    // ln Z is known: the elimination's marginal pass alone.
-                    if let Some(e) = self.eliminated.get() {
-                        return (e.marginals(), false, 0, refined);
-                    }
-                    return (
-                        eliminated_marginals(&self.weights, Rooting::Multi),
-                        false,
-                        0,
-                        refined,
-                    );
-                }
-                if !self.certified {
-                    return (self.eliminated().marginals(), false, 0, 0);
-                }
-                let mut tried_columns = 0;
-                // No column can pass: the inverse is not formed for nothing.
-                let tried = if any_column_can_pass(self.entry_error) {
-                    self.dense_marginals().and_then(|(mu, failed)| {
-                        if failed.is_empty() {
-                            Ok(Some((mu, failed, 0)))
-                        } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
-                            Ok(None)
-                        } else {
-                            self.refined(mu, &failed).map(Some)
-                        }
-                    })
-                } else {
-                    Ok(None)
-                };
-                match tried {
-                    Ok(Some((mu, failed, refined)))
-                        if self.dense.rooting() == Rooting::Multi
-                            || dense::nearly_certain_word(
-                                &mu,
-                                &self.weights,
-                                Rooting::Single,
-                                DENSE_UNCERTAINTY,
-                            )
-                            .is_none() =>
-                    {
-                        if let Some((mu, repaired)) = self.repaired(mu, &failed) {
-                            return (Ok(mu), true, repaired, refined);
-                        }
-                        tried_columns = refined;
-                    }
-                    Ok(Some((_, _, refined))) => tried_columns = refined,
-                    Ok(None) => {}
-                    Err(e) => return (Err(e), true, 0, 0),
-                }
-                if let Some(e) = self.eliminated.get() {
-                    return (e.marginals(), false, 0, tried_columns);
-                }
-                (
-                    eliminated_marginals(self.dense.weights(), self.dense.rooting()),
-                    false,
-                    0,
-                    tried_columns,
-                )
-            })
-            .0
-            .clone()
+        self.marginal_route().0.clone()
+    }
+
+    /// The marginals of [`Certified::marginals`], borrowed (kept once
+    /// computed).
+    fn marginals_kept(&self) -> Result<std::borrow::Cow<'_, Matrix<f64>>, Numerical> {
+        match &self.marginal_route().0 {
+            Ok(mu) => Ok(std::borrow::Cow::Borrowed(mu)),
+            Err(e) => Err(*e),
+        }
     }
 
     /// Dense where `ln det` is certified and the product's own estimate

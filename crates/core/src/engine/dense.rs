@@ -302,6 +302,11 @@ impl<F: Factorization> Factors for Dense<F> {
         self.mu().cloned()
     }
 
+    /// The marginals kept by these factors, borrowed.
+    fn marginals_kept(&self) -> Result<std::borrow::Cow<'_, Matrix<F::Scalar>>, Numerical> {
+        self.mu().map(std::borrow::Cow::Borrowed)
+    }
+
     fn solve(&self, rhs: &mut Matrix<F::Scalar>) -> Result<(), Numerical> {
         self.lu.solve(rhs)
     }

@@ -148,6 +148,17 @@ pub trait Factors: Send + Sync {
         ))
     }
 
+    /// [`Factors::marginals`], borrowed where the factors keep them (no
+    /// `O(n²)` copy per call); owned otherwise (the default).
+    ///
+    /// # Errors
+    /// As [`Factors::marginals`].
+    fn marginals_kept(
+        &self,
+    ) -> std::result::Result<std::borrow::Cow<'_, Matrix<Self::Scalar>>, Numerical> {
+        self.marginals().map(std::borrow::Cow::Owned)
+    }
+
     /// The vector–Jacobian product of the marginals with respect to the
     /// scores, `v_f = Σ_e ḡ_e ∂μ_e/∂θ_f`; see
     /// [`Model::marginals_vjp`](crate::Model::marginals_vjp).
