@@ -1849,16 +1849,17 @@ pub(crate) fn root_scale(weights: &Matrix<f64>, rooting: Rooting) -> PowerOfTwo 
 pub(crate) struct PowerOfTwo(pub(crate) i32);
 
 impl PowerOfTwo {
-    /// The weights with the root row multiplied by `2^e`, converted to `P`
-    /// (see `root_scale`). `O(n²)`.
-    pub(crate) fn scaled_roots<P: NonNegative>(self, weights: &Matrix<f64>) -> Matrix<P> {
-        Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
-            P::from_weight(if h == 0 {
-                self.apply(weights[(h, m)])
-            } else {
-                weights[(h, m)]
-            })
-        })
+    /// The weights with the root row multiplied by `2^e` (see `root_scale`):
+    /// one copy, and one row scaled. `O(n²)`.
+    pub(crate) fn scaled_roots(self, weights: &Matrix<f64>) -> Matrix<f64> {
+        let mut scaled = weights.clone();
+        if self.0 != 0 {
+            let n1 = scaled.cols();
+            for x in &mut scaled.as_mut_slice()[..n1] {
+                *x = self.apply(*x);
+            }
+        }
+        scaled
     }
 
     /// `x · 2^e`, exact in `f64` unless it leaves the range.

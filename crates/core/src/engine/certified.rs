@@ -245,17 +245,8 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         } else {
             PowerOfTwo(0)
         };
-        // `scale.scaled_roots(&weights)` for `f64`: a copy of the weights
-        // with only the root row multiplied (the same bits, without a
-        // conversion per entry).
-        let mut scaled = weights.clone();
-        if scale.0 != 0 {
-            let n1 = scaled.cols();
-            for x in &mut scaled.as_mut_slice()[..n1] {
-                *x = scale.apply(*x);
-            }
-        }
-        let dense = Dense::new(scaled, rooting, factorize).with_product_estimates();
+        let dense =
+            Dense::new(scale.scaled_roots(&weights), rooting, factorize).with_product_estimates();
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
         let ln = unscaled_ln(ln, scale);

@@ -187,7 +187,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         // the marginals do not move, and in log space a root weight far
         // below the arcs no longer carries |shift| ε.
         let root_scale = elimination::root_scale(&weights, rooting);
-        let scaled = root_scale.scaled_roots::<f64>(&weights);
+        let scaled = root_scale.scaled_roots(&weights);
         Eliminated {
             weights,
             scaled,
