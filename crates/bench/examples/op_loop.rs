@@ -13,6 +13,7 @@
 
 use spantree_bench::speed::{run_kernel, run_op, Inputs, Kernel, KernelEngine, Op};
 use spantree_core::Engine;
+use spantree_faer::{Accurate, ShiftedF64, F64};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -29,58 +30,49 @@ fn main() {
         println!("corpus: {:.1} ms per pass ({sum})", per * 1e3);
         return;
     }
-    if let Some(kernel) = args.get(1).and_then(|a| a.strip_prefix("kernel/")) {
-        let k = Kernel::ALL
-            .into_iter()
-            .find(|k| k.name() == kernel)
-            .expect("a kernel of the speed table");
-        let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
-        let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
-        let e = match args.get(5).map_or("lu", String::as_str) {
-            "faer" => KernelEngine::Faer,
-            _ => KernelEngine::Spantree,
-        };
-        let i = Inputs::new(n, 2021 + n as u64);
-        let start = std::time::Instant::now();
-        let mut sum = 0.0;
-        for _ in 0..reps {
-            sum += run_kernel(k, e, &i);
-        }
-        let per = start.elapsed().as_secs_f64() / reps as f64;
-        println!(
-            "{kernel} {e:?} n = {n}: {:.1} µs per call ({sum})",
-            per * 1e6
-        );
-        return;
-    }
-    let op = Op::ALL
-        .into_iter()
-        .find(|o| o.name() == args.get(1).map_or("grad_entropy", String::as_str))
-        .expect("an op of the speed table");
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
     let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let shift: f64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0.0);
     let i = Inputs::new(n, 2021 + n as u64).with_root_shift(shift);
-    match args.get(5).map_or("accurate", String::as_str) {
-        "log" => time(&spantree_faer::ShiftedF64, op, &i, reps),
-        "f64" => time(&spantree_faer::F64, op, &i, reps),
-        "accurate" => time(&spantree_faer::Accurate, op, &i, reps),
+    let engine = args.get(5).map(String::as_str);
+    let name = args.get(1).map_or("grad_entropy", String::as_str);
+    if let Some(kernel) = name.strip_prefix("kernel/") {
+        let k = Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == kernel)
+            .expect("a kernel of the speed table");
+        let e = match engine.unwrap_or("lu") {
+            "faer" => KernelEngine::Faer,
+            "lu" => KernelEngine::Spantree,
+            other => panic!("unknown kernel engine {other}: faer or lu"),
+        };
+        return time(&format!("{kernel} {e:?}"), n, reps, || run_kernel(k, e, &i));
+    }
+    let op = Op::ALL
+        .into_iter()
+        .find(|o| o.name() == name)
+        .expect("an op of the speed table");
+    let label = |engine: &str| format!("{engine} {}", op.name());
+    match engine.unwrap_or("accurate") {
+        "log" => time(&label(ShiftedF64.name()), n, reps, || {
+            run_op(&ShiftedF64, op, &i)
+        }),
+        "f64" => time(&label(F64.name()), n, reps, || run_op(&F64, op, &i)),
+        "accurate" => time(&label(Accurate.name()), n, reps, || {
+            run_op(&Accurate, op, &i)
+        }),
         other => panic!("unknown engine {other}: accurate, log or f64"),
     }
 }
 
-fn time<E: Engine<Scalar = f64>>(engine: &E, op: Op, i: &Inputs, reps: usize) {
+/// Calls `f` `reps` times and prints the time per call (and the sum of the
+/// results, so that the calls are not optimised away).
+fn time(label: &str, n: usize, reps: usize, mut f: impl FnMut() -> f64) {
     let start = std::time::Instant::now();
     let mut sum = 0.0;
     for _ in 0..reps {
-        sum += run_op(engine, op, i);
+        sum += f();
     }
     let per = start.elapsed().as_secs_f64() / reps as f64;
-    println!(
-        "{} {} n = {}: {:.1} µs per call ({sum})",
-        engine.name(),
-        op.name(),
-        i.n,
-        per * 1e6
-    );
+    println!("{label} n = {n}: {:.1} µs per call ({sum})", per * 1e6);
 }

@@ -109,16 +109,10 @@ impl<E: Engine> Model<E> {
     pub fn expect_additive(&self, r: &ArcFeatures<E::Scalar>) -> Result<Vec<E::Scalar>> {
         let mu = self.marginals_kept()?;
         let mut total = vec![E::Scalar::zero(); r.dim()];
-        // Hoisted out of the loop: the size, the labels, and whether there
-        // are shares at all (unlabeled, the share is `1`: `μ · 1 = μ`).
-        let (n, labels, labeled) = (self.n(), self.labels(), self.is_labeled());
-        let (mu, n1) = (mu.as_slice(), n + 1);
+        let (n, labels) = (self.n(), self.labels());
         for (arc, values) in r.entries() {
             arc_of(n, labels, *arc)?;
-            let mut weight = mu[arc.head * n1 + arc.dependent].clone();
-            if labeled {
-                weight *= self.share(*arc);
-            }
+            let weight = mu[(arc.head, arc.dependent)].clone() * self.share(*arc);
             if weight.is_zero() {
                 continue;
             }
@@ -170,14 +164,10 @@ impl<E: Engine> Model<E> {
             for (i, v) in values {
                 g += a[*i].clone() * v.clone();
             }
-            if labels == 1 {
-                // One matrix: every entry (label `None` or `0`) adds to it.
-                seeds[0].as_mut_slice()[arc.head * (n + 1) + arc.dependent] += g;
-                continue;
-            }
+            // `arc_of` has checked `l < labels`.
             match arc.label {
-                Some(l) if labels > 1 || l == 0 => seeds[l][(arc.head, arc.dependent)] += g,
-                _ => {
+                Some(l) => seeds[l][(arc.head, arc.dependent)] += g,
+                None => {
                     for seed in &mut seeds {
                         seed[(arc.head, arc.dependent)] += &g;
                     }

@@ -137,10 +137,10 @@ impl<E: Engine> Model<E> {
         // `ḡ̄ = ḡ` and the label terms vanish, so `∂F/∂θ_{eℓ} = s_{eℓ} v_e`
         // exactly, without averaging the seed or forming the label terms.
         let one_seed = seeds.len() == 1;
-        let mut mean = Matrix::zeros(self.n() + 1, self.n() + 1);
-        if one_seed {
-            mean.clone_from(seed(0));
+        let mean = if one_seed {
+            seed(0).clone()
         } else {
+            let mut mean = Matrix::zeros(n1, n1);
             for (l, share) in shares.iter().enumerate() {
                 for ((out, s), g) in mean
                     .as_mut_slice()
@@ -151,59 +151,66 @@ impl<E: Engine> Model<E> {
                     *out += s.clone() * g.clone();
                 }
             }
-        }
+            mean
+        };
         // The estimated errors of the products (dense `f64` engines) are
         // compared with the gradients returned, not with the products: the
         // explicit label terms below may carry the norm.
         let (v, mut error) = self.vjp_with_error(&mean)?;
         let mu = self.marginals_kept()?;
         let mut grads = PerLabel::zeros(labels, self.n());
-        // `ḡ_{eℓ} − ḡ̄_e = Σ_{k≠ℓ} s_{ek} (ḡ_{eℓ} − ḡ_{ek})` (the shares sum to
-        // one), formed as `ḡ_{eℓ} S_{−ℓ} − M_{−ℓ}` from prefix and suffix
-        // sums over the other labels, `S_{−ℓ} = Σ_{k≠ℓ} s_k` and
-        // `M_{−ℓ} = Σ_{k≠ℓ} s_k ḡ_k`. Read as `ḡ_{eℓ} − ḡ̄_e`, the difference
-        // is `1 − s_ℓ` times its terms where one label holds nearly all of
-        // an arc's weight, and lost `log₂ 1/(1 − s_ℓ)` bits (16 bits of the
-        // attachment gradient, 23 of GE's, at word-arc and label scores
-        // spread over ±50, in `tests/honest.rs`); both terms here shrink with
-        // the other labels' share. `O(|labels|)` per arc.
-        let (mut below_s, mut below_m) = (
-            vec![E::Scalar::zero(); labels],
-            vec![E::Scalar::zero(); labels],
-        );
-        for c in 0..n1 * n1 {
-            if one_seed {
-                for (l, share) in shares.iter().enumerate() {
-                    let s = &share.as_slice()[c];
+        if one_seed {
+            for (l, share) in shares.iter().enumerate() {
+                for ((out, s), x) in grads[l]
+                    .as_mut_slice()
+                    .iter_mut()
+                    .zip(share.as_slice())
+                    .zip(v.as_slice())
+                {
                     if !s.is_zero() {
-                        grads[l].as_mut_slice()[c] = v.as_slice()[c].clone() * s.clone();
+                        *out = x.clone() * s.clone();
                     }
                 }
-                continue;
             }
-            let (mut s_sum, mut m_sum) = (E::Scalar::zero(), E::Scalar::zero());
-            for (l, share) in shares.iter().enumerate() {
-                below_s[l] = s_sum.clone();
-                below_m[l] = m_sum.clone();
-                let s = &share.as_slice()[c];
-                s_sum += s;
-                m_sum += s.clone() * seed(l).as_slice()[c].clone();
-            }
-            let (mut above_s, mut above_m) = (E::Scalar::zero(), E::Scalar::zero());
-            for (l, share) in shares.iter().enumerate().rev() {
-                let s = &share.as_slice()[c];
-                if s.is_zero() {
-                    continue;
+        } else {
+            // `ḡ_{eℓ} − ḡ̄_e = Σ_{k≠ℓ} s_{ek} (ḡ_{eℓ} − ḡ_{ek})` (the shares sum
+            // to one), formed as `ḡ_{eℓ} S_{−ℓ} − M_{−ℓ}` from prefix and
+            // suffix sums over the other labels, `S_{−ℓ} = Σ_{k≠ℓ} s_k` and
+            // `M_{−ℓ} = Σ_{k≠ℓ} s_k ḡ_k`. Read as `ḡ_{eℓ} − ḡ̄_e`, the
+            // difference is `1 − s_ℓ` times its terms where one label holds
+            // nearly all of an arc's weight, and lost `log₂ 1/(1 − s_ℓ)` bits
+            // (GE kept 29.4 bits entry-wise with word-arc and label scores
+            // spread over ±50, `tests/honest.rs`; 51.3 now): both terms here
+            // shrink with the other labels' share. `O(|labels|)` per arc.
+            let (mut below_s, mut below_m) = (
+                vec![E::Scalar::zero(); labels],
+                vec![E::Scalar::zero(); labels],
+            );
+            for c in 0..n1 * n1 {
+                let (mut s_sum, mut m_sum) = (E::Scalar::zero(), E::Scalar::zero());
+                for (l, share) in shares.iter().enumerate() {
+                    below_s[l] = s_sum.clone();
+                    below_m[l] = m_sum.clone();
+                    let s = &share.as_slice()[c];
+                    s_sum += s;
+                    m_sum += s.clone() * seed(l).as_slice()[c].clone();
                 }
-                let g = &seed(l).as_slice()[c];
-                let others_s = below_s[l].clone() + above_s.clone();
-                let others_m = below_m[l].clone() + above_m.clone();
-                let mut d = g.clone() * others_s - others_m;
-                d *= &mu.as_slice()[c];
-                d += &v.as_slice()[c];
-                grads[l].as_mut_slice()[c] = d * s.clone();
-                above_s += s;
-                above_m += s.clone() * g.clone();
+                let (mut above_s, mut above_m) = (E::Scalar::zero(), E::Scalar::zero());
+                for (l, share) in shares.iter().enumerate().rev() {
+                    let s = &share.as_slice()[c];
+                    if s.is_zero() {
+                        continue;
+                    }
+                    let g = &seed(l).as_slice()[c];
+                    let others_s = below_s[l].clone() + above_s.clone();
+                    let others_m = below_m[l].clone() + above_m.clone();
+                    let mut d = g.clone() * others_s - others_m;
+                    d *= &mu.as_slice()[c];
+                    d += &v.as_slice()[c];
+                    grads[l].as_mut_slice()[c] = d * s.clone();
+                    above_s += s;
+                    above_m += s.clone() * g.clone();
+                }
             }
         }
         if split && self.rooting() == crate::graph::Rooting::Multi {

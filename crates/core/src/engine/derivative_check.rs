@@ -235,18 +235,8 @@ impl VjpAccuracy {
         // zero, which `balance` restores: it adds no error.
         let mut heads = vec![0usize; n1];
         for (h, wr) in rows(weights).enumerate() {
-            match live {
-                // Every allowed arc: an element-wise loop.
-                None => {
-                    for (count, w) in heads.iter_mut().zip(wr) {
-                        *count += usize::from(!w.is_zero());
-                    }
-                }
-                Some(_) => {
-                    for (m, (count, w)) in heads.iter_mut().zip(wr).enumerate() {
-                        *count += usize::from(allowed(w, h * n1 + m));
-                    }
-                }
+            for (m, (count, w)) in heads.iter_mut().zip(wr).enumerate() {
+                *count += usize::from(allowed(w, h * n1 + m));
             }
         }
         let roots = (1..n1)
@@ -316,47 +306,7 @@ impl VjpAccuracy {
                 }
             }
         }
-        if single {
-            // The loop below for one rooting, along the rows' slices and
-            // without a branch per arc: an arc that does not count adds
-            // exact zeros (`max(s, 0) = s` and `t + 0 = t` for the
-            // non-negative states, NaN or not), the same sums in the same
-            // order.
-            for (h, (wr, (sr, vr))) in rows(weights).zip(rows(centred).zip(rows(v))).enumerate() {
-                let row_counts = !(h == 0 && roots == 1);
-                let cells = wr[1..]
-                    .iter()
-                    .zip(&sr[1..])
-                    .zip(&vr[1..])
-                    .zip(&heads[1..])
-                    .zip(diagonal.iter().zip(&root_read))
-                    .enumerate();
-                for (j, ((((w, s), value), &count), (&d, &r))) in cells {
-                    let m = j + 1;
-                    let counts = row_counts && count != 1 && allowed(w, h * n1 + m);
-                    let read = match h {
-                        0 => r,
-                        1 => d + 0.0,
-                        _ => d + xs[j * n + h - 1].to_f64().abs(),
-                    };
-                    let size = w.to_f64().abs() * read;
-                    let (s, size, value) = if counts {
-                        (s.to_f64().abs(), size, value.to_f64())
-                    } else {
-                        (0.0, 0.0, 0.0)
-                    };
-                    scale = scale.max(s);
-                    largest = largest.max(size);
-                    sizes += size * size;
-                    norm += value * value;
-                }
-            }
-        }
-        for (h, (wr, (sr, vr))) in rows(weights)
-            .zip(rows(centred).zip(rows(v)))
-            .enumerate()
-            .filter(|_| !single)
-        {
+        for (h, (wr, (sr, vr))) in rows(weights).zip(rows(centred).zip(rows(v))).enumerate() {
             for m in 1..n1 {
                 let (counts, size) = arc(h, m, &wr[m]);
                 if !counts {
