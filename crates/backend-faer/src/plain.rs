@@ -544,7 +544,9 @@ fn block<S: Simd, const R: usize, const V: usize>(
     // The block's own triangle, written out row by row (`R ≤ ROWS = 4`):
     // every index a constant, so that the rows stay in registers (as loops
     // over `q` and `p`, the array went to memory and every step waited on
-    // a store: a quarter of the inverse at `n = 36`).
+    // a store: a quarter of the inverse at `n = 36` in `perf record` of the
+    // `inverse` phase of `cargo run --release -p spantree-bench --example
+    // kernels -- phases 36`).
     let tri = |q: usize, p: usize| g.lu[(b + q) * g.stride + b + p];
     if backward {
         divide_row(simd, &mut acc, R - 1, diagonal[R - 1]);
