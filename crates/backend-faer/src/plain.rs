@@ -18,21 +18,21 @@ const BLOCK: usize = 8;
 /// The largest `n` that [`PlainLu::new`] factorises unblocked
 /// ([`factorise_unblocked`]): up to it the blocked factorisation's fixed costs (the
 /// panel's column-major copy, the row swaps outside the panel, one kernel
-/// call per row with masked tails) outweigh its register blocking.
+/// call per row) outweigh its register blocking.
 /// Measured (the `lu` phase of `cargo run --release -p spantree-bench
-/// --example kernels -- phases N`, a non-LTO build, AVX2, minimum of 300
-/// groups, µs, on a loaded machine; callgrind instructions per call):
-/// `n = 10` 0.74–0.77 against 0.81–0.85 (6.0k against 10.7k
-/// instructions), `n = 12` 0.92 against 0.96–1.01, `n = 14` even
-/// (1.30–1.33 against 1.28–1.31), `n = 16` slower (1.49 against 1.28,
-/// though 10.2k against 16.8k instructions: the scalar pivot search and
-/// divisions sit on the critical path), `n = 24` 3.38 against 2.38.
-const UNBLOCKED_UP_TO: usize = 12;
-const _: () = assert!(SCRATCH >= UNBLOCKED_UP_TO);
+/// --example kernels -- phases N`, AVX-512, median of 300 groups, µs,
+/// unblocked against blocked, two runs each on a loaded machine):
+/// `n = 16` 0.52 against 0.81, `20` 0.97 against 1.17, `24` 1.22 against
+/// 1.45–1.51, `28` 2.07–2.10 against 2.03–2.08 (even), `32` 2.13 against
+/// 2.33, `36` 3.30–3.53 against 3.16–3.21 (five vectors a row: blocked
+/// wins from here). (Before the multiplier's store was moved after the
+/// row's vector update, a vector load waiting on that store made the
+/// unblocked loop the slower one from `n = 14` on.)
+const UNBLOCKED_UP_TO: usize = 32;
 
 /// The row stride of the scratch in which [`factorise_unblocked`] factorises an
 /// unpadded matrix (`n < 16`, whose rows are not whole vectors): a multiple
-/// of every vector width, at least [`UNBLOCKED_UP_TO`].
+/// of every vector width, at least `16` (padded rows from there on).
 const SCRATCH: usize = 16;
 
 /// `P A = L U`, LAPACK-style: `L` unit lower triangular strictly below the
@@ -888,17 +888,19 @@ fn getf2_rows<S: Simd>(simd: S, n: usize, stride: usize, a: &mut [f64], swaps: &
         let (u, _) = S::as_simd_f64s(&top[k * stride + first..k * stride + width]);
         for row in rest.chunks_exact_mut(stride).take(n - k - 1) {
             let l = row[k] / pivot;
+            if l != 0.0 {
+                let minus_l = simd.splat_f64s(-l);
+                let (x, _) = S::as_mut_simd_f64s(&mut row[first..width]);
+                let t = simd.mul_add_f64s(minus_l, u[0], x[0]);
+                x[0] = simd.select_f64s(right, t, x[0]);
+                for (x, &u) in x[1..].iter_mut().zip(&u[1..]) {
+                    *x = simd.mul_add_f64s(minus_l, u, *x);
+                }
+            }
+            // After the vector update (which keeps column `k`): a vector
+            // load of the row right after this narrower store would wait
+            // for it to retire.
             row[k] = l;
-            if l == 0.0 {
-                continue;
-            }
-            let minus_l = simd.splat_f64s(-l);
-            let (x, _) = S::as_mut_simd_f64s(&mut row[first..width]);
-            let t = simd.mul_add_f64s(minus_l, u[0], x[0]);
-            x[0] = simd.select_f64s(right, t, x[0]);
-            for (x, &u) in x[1..].iter_mut().zip(&u[1..]) {
-                *x = simd.mul_add_f64s(minus_l, u, *x);
-            }
         }
     }
 }
