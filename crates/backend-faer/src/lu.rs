@@ -28,10 +28,11 @@ pub const CROSSOVER: usize = 384;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LuKernel {
-    /// A row-major LU blocked in panels of 8 columns, rows padded to whole
-    /// vectors, every update through one SIMD kernel of fused multiply-adds
-    /// over four rows at a time (AVX-512, AVX2 or scalar, chosen at run
-    /// time; the same bits on each). Fastest up to a few hundred rows.
+    /// A row-major LU, rows padded to whole vectors: unblocked up to
+    /// `n = 32`, blocked in panels of 8 columns above, every update through
+    /// SIMD fused multiply-adds (AVX-512, AVX2 or scalar, chosen at run
+    /// time; the same bits on each); the inverse in register blocks of four
+    /// rows. Fastest up to a few hundred rows.
     Plain,
     /// faer's recursive blocked LU (`faer::linalg::solvers::PartialPivLu`).
     Faer,
