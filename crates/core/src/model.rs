@@ -365,14 +365,14 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn label_marginals(&self) -> Result<PerLabel<E::Scalar>> {
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         let Some(shares) = &self.prepared.shares else {
-            return Ok(PerLabel::new(vec![mu]));
+            return Ok(PerLabel::new(vec![mu.into_owned()]));
         };
         Ok(shares
             .iter()
             .map(|share| {
-                let mut ml = mu.clone();
+                let mut ml = mu.as_ref().clone();
                 for (x, s) in ml.as_mut_slice().iter_mut().zip(share.as_slice()) {
                     *x *= s;
                 }
@@ -380,6 +380,17 @@ impl<E: Engine> Model<E> {
             })
             .collect::<Vec<_>>()
             .into())
+    }
+
+    /// `x s_{kℓ}`, the share of label `ℓ` on arc `k` (row-major index)
+    /// times `x` (`x` itself when unlabeled): with `x = μ_k` the label
+    /// marginal as [`Model::label_marginals`] forms it, bit for bit. `O(1)`.
+    pub(crate) fn label_share_times(&self, l: usize, k: usize, x: &E::Scalar) -> E::Scalar {
+        let mut x = x.clone();
+        if let Some(shares) = &self.prepared.shares {
+            x *= &shares[l].as_slice()[k];
+        }
+        x
     }
 
     /// The prepared weight of label `ℓ` on arc `h → m`:
@@ -435,6 +446,44 @@ impl<E: Engine> Model<E> {
                 let c = if shifted { c } else { 0.0 };
                 if !x.is_zero() {
                     f(h * n1 + m, E::Scalar::from_f64(t - c));
+                }
+            }
+        }
+        true
+    }
+
+    /// Calls `f(ℓ, k, ln w'_{kℓ})` for every label `ℓ` and arc `k`
+    /// (row-major index in the `(n+1) × (n+1)` layout) of nonzero prepared
+    /// label weight `w'_k s_{kℓ}`, label by label and in order, with
+    /// `ln w'_{kℓ} = θ_{kℓ} − c_m` (`shifted`) or `θ_{kℓ}` read off the
+    /// scores, when the model was built ([`Model::new`]) from a labeled graph
+    /// of scores: no logarithm per label and arc (the weights are `e^{θ −
+    /// c_m}` to a few ulps, or at the type's own precision). Returns `false`
+    /// (and calls nothing) otherwise. `O(|labels| n²)`, no allocation.
+    pub(crate) fn visit_label_log_weights(
+        &self,
+        shifted: bool,
+        mut f: impl FnMut(usize, usize, E::Scalar),
+    ) -> bool {
+        let (Some(graph), Some(shares)) = (
+            self.source
+                .as_ref()
+                .filter(|g| g.potentials() == crate::graph::Potentials::Scores),
+            &self.prepared.shares,
+        ) else {
+            return false;
+        };
+        let w = self.factors.weights().as_slice();
+        let n1 = self.n() + 1;
+        let labels = shares.labels();
+        let values = graph.raw_values();
+        let shift = &self.prepared.shift;
+        for (l, share) in shares.iter().enumerate() {
+            let thetas = values[l..].iter().step_by(labels);
+            for (k, ((x, s), &t)) in w.iter().zip(share.as_slice()).zip(thetas).enumerate() {
+                if !(x.clone() * s.clone()).is_zero() {
+                    let c = if shifted { shift[k % n1] } else { 0.0 };
+                    f(l, k, E::Scalar::from_f64(t - c));
                 }
             }
         }
