@@ -478,12 +478,17 @@ impl<E: Engine> Model<E> {
         let labels = shares.labels();
         let values = graph.raw_values();
         let shift = &self.prepared.shift;
+        let rows = || w.chunks_exact(n1).zip(values.chunks_exact(n1 * labels));
         for (l, share) in shares.iter().enumerate() {
-            let thetas = values[l..].iter().step_by(labels);
-            for (k, ((x, s), &t)) in w.iter().zip(share.as_slice()).zip(thetas).enumerate() {
-                if !(x.clone() * s.clone()).is_zero() {
-                    let c = if shifted { shift[k % n1] } else { 0.0 };
-                    f(l, k, E::Scalar::from_f64(t - c));
+            for (h, ((wr, theta), sr)) in rows().zip(share.as_slice().chunks_exact(n1)).enumerate()
+            {
+                let thetas = theta[l..].iter().step_by(labels);
+                for (m, (((x, s), &t), &c)) in wr.iter().zip(sr).zip(thetas).zip(shift).enumerate()
+                {
+                    if !(x.clone() * s.clone()).is_zero() {
+                        let c = if shifted { c } else { 0.0 };
+                        f(l, h * n1 + m, E::Scalar::from_f64(t - c));
+                    }
                 }
             }
         }

@@ -539,7 +539,8 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
     let n1 = n + 1;
     let width = n1 * labels;
     let values = graph.raw_values();
-    // One allocation for the four row vectors.
+    // One allocation for the four row vectors; `cells`, `row` and `e` are
+    // label-major (`[ℓ][m]`), the transpose of a row of the graph's values.
     let mut scratch = vec![f64::NEG_INFINITY; 4 * width];
     let (best, rest) = scratch.split_at_mut(width);
     let (cells, rest) = rest.split_at_mut(width);
@@ -562,16 +563,20 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             }
         })
         .collect();
-    for (cell, &c) in cells.chunks_exact_mut(labels).zip(&shift) {
-        cell.fill(c);
+    for cell in cells.chunks_exact_mut(n1) {
+        cell.copy_from_slice(&shift);
     }
     let mut weights = Matrix::zeros(n1, n1);
     let mut shares = PerLabel::zeros(labels, n);
     let mut collapsed = vec![0.0f64; n1];
+    // The rare arcs whose shares are taken relative to their best label.
+    let (mut scores, mut arc_e) = (Vec::new(), Vec::new());
     let mut suspect = false;
     for (h, r) in values.chunks_exact(width).enumerate() {
-        for (a, v) in row.iter_mut().zip(r) {
-            *a = v.to_f64();
+        for (l, out) in row.chunks_exact_mut(n1).enumerate() {
+            for (a, v) in out.iter_mut().zip(r[l..].iter().step_by(labels)) {
+                *a = v.to_f64();
+            }
         }
         exp_row(simd, row, cells, e);
         let mut odd = false;
@@ -579,29 +584,34 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             // A label's weight lost in whole or in part, or overflowing.
             odd |= a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x);
         }
-        for ((w, cell), out) in collapsed
-            .iter_mut()
-            .zip(e.chunks_exact(labels))
-            .zip(&mut weights.as_mut_slice()[h * n1..(h + 1) * n1])
-        {
-            *w = cell.iter().sum();
-            *out = S::from_f64(*w);
+        // Each arc's labels summed in order, all arcs of the row side by side.
+        collapsed.fill(0.0);
+        for el in e.chunks_exact(n1) {
+            for (w, &x) in collapsed.iter_mut().zip(el) {
+                *w += x;
+            }
         }
-        for (l, share) in shares.iter_mut().enumerate() {
+        for (out, &w) in weights.as_mut_slice()[h * n1..(h + 1) * n1]
+            .iter_mut()
+            .zip(&*collapsed)
+        {
+            *out = S::from_f64(w);
+        }
+        for (share, el) in shares.iter_mut().zip(e.chunks_exact(n1)) {
             let out = &mut share.as_mut_slice()[h * n1..(h + 1) * n1];
-            for ((o, &w), x) in out
-                .iter_mut()
-                .zip(&*collapsed)
-                .zip(e[l..].iter().step_by(labels))
-            {
+            for ((o, &w), &x) in out.iter_mut().zip(&*collapsed).zip(el) {
                 let q = x / w;
                 *o = S::from_f64(if w > 0.0 { q } else { 0.0 });
             }
         }
         if odd {
             suspect = true;
-            for (m, cell) in row.chunks_exact(labels).enumerate() {
-                relative_shares(&mut shares, h, m, cell, &e[m * labels..(m + 1) * labels]);
+            for m in 0..n1 {
+                scores.clear();
+                scores.extend(r[m * labels..(m + 1) * labels].iter().map(Scalar::to_f64));
+                arc_e.clear();
+                arc_e.extend(e[m..].iter().step_by(n1));
+                relative_shares(&mut shares, h, m, &scores, &arc_e);
             }
         }
     }
