@@ -279,19 +279,22 @@ fn label_terms<'a, S: Scalar>(
             let bs = &below_s[l * BLOCK..l * BLOCK + len];
             let bm = &below_m[l * BLOCK..l * BLOCK + len];
             let out = &mut grads[l].as_mut_slice()[start..end];
+            // Labels of zero share are skipped (their seed may be anything):
+            // selects rather than a branch, so that `f64` vectorises.
             for i in 0..len {
                 let s = &share[i];
-                if s.is_zero() {
-                    continue;
-                }
+                let keep = !s.is_zero();
                 let others_s = bs[i].clone() + above_s[i].clone();
                 let others_m = bm[i].clone() + above_m[i].clone();
                 let mut d = g[i].clone() * others_s - others_m;
                 d *= &mu[start + i];
                 d += &v[start + i];
-                out[i] = d * s.clone();
-                above_s[i] += s;
-                above_m[i] += s.clone() * g[i].clone();
+                let x = d * s.clone();
+                let sum_s = above_s[i].clone() + s.clone();
+                let sum_m = above_m[i].clone() + s.clone() * g[i].clone();
+                out[i] = if keep { x } else { S::zero() };
+                above_s[i] = if keep { sum_s } else { above_s[i].clone() };
+                above_m[i] = if keep { sum_m } else { above_m[i].clone() };
             }
         }
     }

@@ -201,13 +201,10 @@ where
             seed.as_mut_slice()[k] = -x;
         }) {
             vec![seed]
+        } else if let Some(seeds) = self.label_score_matrices(true) {
+            seeds
         } else {
-            let mut seeds = vec![seed; self.labels()];
-            if self.visit_label_log_weights(false, |l, k, x| seeds[l].as_mut_slice()[k] = -x) {
-                seeds
-            } else {
-                seeds_from(&self.seed_log_weights(), |x| -x.clone())
-            }
+            seeds_from(&self.seed_log_weights(), |x| -x.clone())
         };
         self.label_marginals_vjp(&seeds)
     }

@@ -475,24 +475,55 @@ impl<E: Engine> Model<E> {
         };
         let w = self.factors.weights().as_slice();
         let n1 = self.n() + 1;
+        let shift = &self.prepared.shift;
+        let none = vec![0.0; if shifted { 0 } else { n1 }];
+        let shift = if shifted { shift.as_slice() } else { &none };
+        if let Some(scores) = &self.prepared.label_scores {
+            // Label-major, as the shares: contiguous rows.
+            for (l, (share, theta)) in shares.iter().zip(scores.chunks_exact(n1 * n1)).enumerate() {
+                visit_label_rows(l, w, share.as_slice(), theta.iter().copied(), shift, &mut f);
+            }
+            return true;
+        }
         let labels = shares.labels();
         let values = graph.raw_values();
-        let shift = &self.prepared.shift;
-        let rows = || w.chunks_exact(n1).zip(values.chunks_exact(n1 * labels));
         for (l, share) in shares.iter().enumerate() {
-            for (h, ((wr, theta), sr)) in rows().zip(share.as_slice().chunks_exact(n1)).enumerate()
-            {
-                let thetas = theta[l..].iter().step_by(labels);
-                for (m, (((x, s), &t), &c)) in wr.iter().zip(sr).zip(thetas).zip(shift).enumerate()
-                {
-                    if !(x.clone() * s.clone()).is_zero() {
-                        let c = if shifted { c } else { 0.0 };
-                        f(l, h * n1 + m, E::Scalar::from_f64(t - c));
-                    }
-                }
-            }
+            let theta = values[l..].iter().step_by(labels).copied();
+            visit_label_rows(l, w, share.as_slice(), theta, shift, &mut f);
         }
         true
+    }
+
+    /// `−θ_{kℓ}` (`negate`) or `θ_{kℓ}` where the prepared label weight
+    /// `w'_k s_{kℓ}` is nonzero, `0` elsewhere, one matrix per label, from
+    /// the label-major scores that [`Prepared`] kept ([`Model::new`] on a
+    /// labeled graph of scores, an engine whose weights are `f64`
+    /// exponentials): the seeds of the entropy gradient, branch-free (the
+    /// values of [`Model::visit_label_log_weights`], unshifted). `None`
+    /// otherwise. `O(|labels| n²)`.
+    pub(crate) fn label_score_matrices(&self, negate: bool) -> Option<Vec<Matrix<E::Scalar>>> {
+        let scores = self.prepared.label_scores.as_ref()?;
+        let shares = self.prepared.shares.as_ref()?;
+        self.source.as_ref()?;
+        let w = self.factors.weights().as_slice();
+        let n1 = self.n() + 1;
+        let sign = if negate { -1.0 } else { 1.0 };
+        Some(
+            shares
+                .iter()
+                .zip(scores.chunks_exact(n1 * n1))
+                .map(|(share, theta)| {
+                    let mut out = Matrix::zeros(n1, n1);
+                    let arcs = w.iter().zip(share.as_slice()).zip(theta);
+                    for (o, ((x, s), &t)) in out.as_mut_slice().iter_mut().zip(arcs) {
+                        let defined = !(x.clone() * s.clone()).is_zero();
+                        let v = E::Scalar::from_f64(sign * t);
+                        *o = if defined { v } else { E::Scalar::zero() };
+                    }
+                    out
+                })
+                .collect(),
+        )
     }
 
     /// The graph's row-major scores and the column shifts `c_m` of the
@@ -515,6 +546,28 @@ impl<E: Engine> Model<E> {
         match (arc.label, &self.prepared.shares) {
             (Some(l), Some(shares)) => shares[(l, arc.head, arc.dependent)].clone(),
             _ => E::Scalar::one(),
+        }
+    }
+}
+
+/// The body of [`Model::visit_label_log_weights`] for label `l`: row by
+/// row (no index arithmetic per arc), `f(l, k, θ_k − c_m)` where
+/// `w_k s_k ≠ 0`, `theta` the label's scores in row-major order.
+fn visit_label_rows<S: Scalar>(
+    l: usize,
+    w: &[S],
+    share: &[S],
+    mut theta: impl Iterator<Item = f64>,
+    shift: &[f64],
+    f: &mut impl FnMut(usize, usize, S),
+) {
+    let n1 = shift.len();
+    for (h, (wr, sr)) in w.chunks_exact(n1).zip(share.chunks_exact(n1)).enumerate() {
+        let arcs = wr.iter().zip(sr).zip(theta.by_ref().take(n1)).zip(shift);
+        for (m, (((x, s), t), &c)) in arcs.enumerate() {
+            if !(x.clone() * s.clone()).is_zero() {
+                f(l, h * n1 + m, S::from_f64(t - c));
+            }
         }
     }
 }

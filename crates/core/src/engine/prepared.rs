@@ -135,6 +135,11 @@ pub struct Prepared<S> {
     /// in `f64` to a few ulps: then `ln w = θ − c_m` needs no logarithm
     /// (`Model::log_weights_from_scores`).
     pub(crate) from_scores: bool,
+    /// The scores of a labeled graph, label-major (`[ℓ][h][m]`, `−∞` off
+    /// the arcs), when its weights were formed from them in `f64`
+    /// ([`labeled_scores`]): the log-weights `θ − c_m` are read off them
+    /// contiguously, label by label.
+    pub(crate) label_scores: Option<Vec<f64>>,
 }
 
 /// An allowed arc whose `f64` weight underflowed in the preparation: arc
@@ -284,6 +289,7 @@ impl<S: FromScore> Prepared<S> {
             shares: shares(graph, &convert),
             lost: lost_mass_ln(lost, columns, n),
             from_scores: false,
+            label_scores: None,
         })
     }
 
@@ -345,6 +351,7 @@ impl<S: FromScore> Prepared<S> {
             shares: shares(graph, &convert),
             lost: lost_mass_ln(lost, ln_scale, n),
             from_scores: false,
+            label_scores: None,
         }
     }
 }
@@ -478,6 +485,7 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
         shares: None,
         lost: lost_mass_ln(lost, if shifted { ln_scale } else { columns }, n1 - 1),
         from_scores: true,
+        label_scores: None,
     })
 }
 
@@ -499,7 +507,7 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
 /// low the scores. The lost (underflowed) and overflowing arcs are found
 /// and reported as by the per-arc loop of [`Prepared::as_given`]: column by
 /// column, `gap` against `max_h ln w(h → m)`. `O(|labels| n²)`; four vectors
-/// of `(n + 1) |labels|` besides the weights and shares.
+/// of `(n + 1) |labels|` besides the weights, shares and kept scores.
 ///
 /// # Errors
 /// [`Error::Overflow`] for a collapsed weight above `f64`'s range (as given only).
@@ -540,11 +548,13 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
     let width = n1 * labels;
     let values = graph.raw_values();
     // One allocation for the four row vectors; `cells`, `row` and `e` are
-    // label-major (`[ℓ][m]`), the transpose of a row of the graph's values.
+    // label-major (`[ℓ][m]`), `row` the transpose of a row of the graph's
+    // values, kept in `kept` (label-major, `[ℓ][h][m]`).
     let mut scratch = vec![f64::NEG_INFINITY; 4 * width];
     let (best, rest) = scratch.split_at_mut(width);
     let (cells, rest) = rest.split_at_mut(width);
     let (row, e) = rest.split_at_mut(width);
+    let mut kept = vec![f64::NEG_INFINITY; n1 * width];
     for r in values.chunks_exact(width) {
         for (c, v) in best.iter_mut().zip(r) {
             let v = v.to_f64();
@@ -579,6 +589,9 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             }
         }
         exp_row(simd, row, cells, e);
+        for (k, r) in kept.chunks_exact_mut(n1 * n1).zip(row.chunks_exact(n1)) {
+            k[h * n1..(h + 1) * n1].copy_from_slice(r);
+        }
         let mut odd = false;
         for (&x, &a) in e.iter().zip(&*row) {
             // A label's weight lost in whole or in part, or overflowing.
@@ -658,6 +671,7 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
         shares: Some(shares),
         lost: lost_mass_ln(lost, columns, n),
         from_scores: false,
+        label_scores: Some(kept),
     })
 }
 
