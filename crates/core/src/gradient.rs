@@ -246,55 +246,105 @@ fn label_terms<'a, S: Scalar>(
     mu: &[S],
     v: &[S],
 ) {
-    let labels = shares.labels();
-    let cells = mu.len();
-    // Per label and block cell: the prefix sums `Σ_{k<ℓ} s_k`, `Σ_{k<ℓ} s_k ḡ_k`.
-    let mut below = vec![S::zero(); 2 * labels * BLOCK];
-    let mut acc = vec![S::zero(); 2 * BLOCK];
-    for start in (0..cells).step_by(BLOCK) {
-        let end = (start + BLOCK).min(cells);
-        let len = end - start;
-        let (below_s, below_m) = below.split_at_mut(labels * BLOCK);
-        let (s_sum, m_sum) = acc.split_at_mut(BLOCK);
-        s_sum.iter_mut().for_each(|x| *x = S::zero());
-        m_sum.iter_mut().for_each(|x| *x = S::zero());
-        for l in 0..labels {
-            let share = &shares[l].as_slice()[start..end];
-            let g = &seed(l).as_slice()[start..end];
-            let bs = &mut below_s[l * BLOCK..l * BLOCK + len];
-            let bm = &mut below_m[l * BLOCK..l * BLOCK + len];
-            for i in 0..len {
-                bs[i] = s_sum[i].clone();
-                bm[i] = m_sum[i].clone();
-                s_sum[i] += &share[i];
-                m_sum[i] += share[i].clone() * g[i].clone();
+    Arch::new().dispatch(LabelTerms {
+        grads,
+        shares,
+        seed,
+        mu,
+        v,
+        _a: std::marker::PhantomData,
+    })
+}
+
+/// The arguments of [`label_terms`], run under one instruction-set
+/// dispatch so that the element-wise loops over a block (which the
+/// compiler vectorises for `f64`) use the widest vectors the CPU has.
+struct LabelTerms<'s, 'a, S, F> {
+    grads: &'s mut PerLabel<S>,
+    shares: &'s PerLabel<S>,
+    seed: &'s F,
+    mu: &'s [S],
+    v: &'s [S],
+    _a: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'a, S: Scalar, F: Fn(usize) -> &'a Matrix<S>> WithSimd for LabelTerms<'_, 'a, S, F> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) {
+        let LabelTerms {
+            grads,
+            shares,
+            seed,
+            mu,
+            v,
+            ..
+        } = self;
+        let labels = shares.labels();
+        let cells = mu.len();
+        // Per label and block cell: the prefix sums `Σ_{k<ℓ} s_k`, `Σ_{k<ℓ} s_k ḡ_k`.
+        let mut below = vec![S::zero(); 2 * labels * BLOCK];
+        let mut acc = vec![S::zero(); 2 * BLOCK];
+        for start in (0..cells).step_by(BLOCK) {
+            let end = (start + BLOCK).min(cells);
+            let len = end - start;
+            let (below_s, below_m) = below.split_at_mut(labels * BLOCK);
+            let (s_sum, m_sum) = acc.split_at_mut(BLOCK);
+            let (s_sum, m_sum) = (&mut s_sum[..len], &mut m_sum[..len]);
+            s_sum.iter_mut().for_each(|x| *x = S::zero());
+            m_sum.iter_mut().for_each(|x| *x = S::zero());
+            for l in 0..labels {
+                let share = &shares[l].as_slice()[start..end];
+                let g = &seed(l).as_slice()[start..end];
+                let bs = &mut below_s[l * BLOCK..l * BLOCK + len];
+                let bm = &mut below_m[l * BLOCK..l * BLOCK + len];
+                let cols = bs.iter_mut().zip(bm.iter_mut()).zip(s_sum.iter_mut());
+                for ((((bs, bm), ss), ms), (s, g)) in
+                    cols.zip(m_sum.iter_mut()).zip(share.iter().zip(g))
+                {
+                    *bs = ss.clone();
+                    *bm = ms.clone();
+                    *ss += s;
+                    *ms += s.clone() * g.clone();
+                }
             }
-        }
-        let (above_s, above_m) = (s_sum, m_sum);
-        above_s.iter_mut().for_each(|x| *x = S::zero());
-        above_m.iter_mut().for_each(|x| *x = S::zero());
-        for l in (0..labels).rev() {
-            let share = &shares[l].as_slice()[start..end];
-            let g = &seed(l).as_slice()[start..end];
-            let bs = &below_s[l * BLOCK..l * BLOCK + len];
-            let bm = &below_m[l * BLOCK..l * BLOCK + len];
-            let out = &mut grads[l].as_mut_slice()[start..end];
-            // Labels of zero share are skipped (their seed may be anything):
-            // selects rather than a branch, so that `f64` vectorises.
-            for i in 0..len {
-                let s = &share[i];
-                let keep = !s.is_zero();
-                let others_s = bs[i].clone() + above_s[i].clone();
-                let others_m = bm[i].clone() + above_m[i].clone();
-                let mut d = g[i].clone() * others_s - others_m;
-                d *= &mu[start + i];
-                d += &v[start + i];
-                let x = d * s.clone();
-                let sum_s = above_s[i].clone() + s.clone();
-                let sum_m = above_m[i].clone() + s.clone() * g[i].clone();
-                out[i] = if keep { x } else { S::zero() };
-                above_s[i] = if keep { sum_s } else { above_s[i].clone() };
-                above_m[i] = if keep { sum_m } else { above_m[i].clone() };
+            let (above_s, above_m) = (s_sum, m_sum);
+            above_s.iter_mut().for_each(|x| *x = S::zero());
+            above_m.iter_mut().for_each(|x| *x = S::zero());
+            let (mu, v) = (&mu[start..end], &v[start..end]);
+            for l in (0..labels).rev() {
+                let share = &shares[l].as_slice()[start..end];
+                let g = &seed(l).as_slice()[start..end];
+                let bs = &below_s[l * BLOCK..l * BLOCK + len];
+                let bm = &below_m[l * BLOCK..l * BLOCK + len];
+                let out = &mut grads[l].as_mut_slice()[start..end];
+                // Labels of zero share are skipped (their seed may be
+                // anything): selects rather than a branch, so that `f64`
+                // vectorises.
+                let cols = out
+                    .iter_mut()
+                    .zip(above_s.iter_mut())
+                    .zip(above_m.iter_mut());
+                let inputs = share
+                    .iter()
+                    .zip(g)
+                    .zip(bs.iter().zip(bm))
+                    .zip(mu.iter().zip(v));
+                for (((out, a_s), a_m), (((s, g), (bs, bm)), (mu, v))) in cols.zip(inputs) {
+                    let keep = !s.is_zero();
+                    let others_s = bs.clone() + a_s.clone();
+                    let others_m = bm.clone() + a_m.clone();
+                    let mut d = g.clone() * others_s - others_m;
+                    d *= mu;
+                    d += v;
+                    let x = d * s.clone();
+                    let sum_s = a_s.clone() + s.clone();
+                    let sum_m = a_m.clone() + s.clone() * g.clone();
+                    *out = if keep { x } else { S::zero() };
+                    *a_s = if keep { sum_s } else { a_s.clone() };
+                    *a_m = if keep { sum_m } else { a_m.clone() };
+                }
             }
         }
     }
