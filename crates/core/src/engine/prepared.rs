@@ -214,8 +214,10 @@ impl<S> Prepared<S> {
 impl<S: FromScore> Prepared<S> {
     /// The weights as given, converted by `convert` (weights) or as `e^θ`
     /// (scores; [`FromScore::from_score`] where the type has its own
-    /// exponential, `f64`'s `exp` otherwise). Exact engines need this: `Z`
-    /// comes out exact. `O(|labels| n²)`.
+    /// exponential, `f64`'s `exp` otherwise; on `f64` itself
+    /// ([`FromScore::VECTORISED_EXP`]) one vectorised exponential per arc,
+    /// or per label and arc of a labeled graph). Exact
+    /// engines need this: `Z` comes out exact. `O(|labels| n²)`.
     ///
     /// # Errors
     /// [`Error::Overflow`] for a score whose weight is not a finite `f64`
@@ -297,8 +299,8 @@ impl<S: FromScore> Prepared<S> {
     /// weights lie in `[0, 1]` and `ln Z = ln det L(w) + Σ_m c_m` never
     /// overflows whatever the scores. Labeled scores (on types without an
     /// exponential of their own) take `c_m` the largest *label* score into
-    /// `m`, one vectorised exponential per label and arc
-    /// ([`labeled_scores`]): their collapsed weights lie in `[0, |labels|]`.
+    /// `m`, one vectorised exponential per label and arc: their collapsed
+    /// weights lie in `[0, |labels|]`.
     /// `O(|labels| n²)`.
     pub fn shifted<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Self {
         let n = graph.n();
