@@ -9,6 +9,7 @@ use crate::matrix::Matrix;
 use crate::model::Model;
 use crate::scalar::Scalar;
 use pulp::{Arch, Simd, WithSimd};
+use std::borrow::Cow;
 
 impl<E: Engine> Model<E> {
     /// The vector–Jacobian product of the marginals with respect to the
@@ -104,16 +105,17 @@ impl<E: Engine> Model<E> {
         // average the seeds, where it would cost `|c| ε` per arc:
         // single-root, every tree has one root arc, so it changes nothing;
         // multi-root, it comes back as `c s ⊙ J 1_root`.
-        let label_mu = self.label_marginals()?;
+        // The label marginals `μ_e s_{eℓ}` are formed where they are read
+        // (as `Model::label_marginals` forms them), no matrix per label.
+        let mu = self.marginals_kept()?;
+        let label_mu = |l: usize, k: usize| self.label_share_times(l, k, &mu.as_slice()[k]);
         let n1 = self.n() + 1;
         let root_cells = || (0..labels).flat_map(|l| (1..n1).map(move |m| (l, m)));
-        let mass = root_cells().fold(E::Scalar::zero(), |a, (l, m)| {
-            a + label_mu[l][(0, m)].clone()
-        });
+        let mass = root_cells().fold(E::Scalar::zero(), |a, (l, m)| a + label_mu(l, m));
         let mut offset = E::Scalar::zero();
         if !mass.is_zero() {
             let weighted = root_cells().fold(E::Scalar::zero(), |a, (l, m)| {
-                a + label_mu[l][(0, m)].clone() * seed(l)[(0, m)].clone()
+                a + label_mu(l, m) * seed(l)[(0, m)].clone()
             });
             offset = weighted / mass;
         }
@@ -121,24 +123,30 @@ impl<E: Engine> Model<E> {
             a.max((seed(l)[(0, m)].clone() - offset.clone()).to_f64().abs())
         });
         let split = offset.to_f64().abs() > spread;
-        let own: Vec<Matrix<E::Scalar>> = (0..labels)
-            .map(|l| {
-                let mut s = seed(l).clone();
-                if split {
-                    for m in 1..n1 {
-                        s[(0, m)] -= offset.clone();
-                    }
-                }
-                s
-            })
-            .collect();
-        let seed = |l: usize| &own[l];
+        // The seeds less the offset on the root arcs: copied only then.
+        let own: Cow<'_, [Matrix<E::Scalar>]> = if split {
+            Cow::Owned(
+                seeds
+                    .iter()
+                    .map(|s| {
+                        let mut s = s.clone();
+                        for m in 1..n1 {
+                            s[(0, m)] -= offset.clone();
+                        }
+                        s
+                    })
+                    .collect(),
+            )
+        } else {
+            Cow::Borrowed(seeds)
+        };
+        let seed = |l: usize| &own[if own.len() == 1 { 0 } else { l }];
         // One seed for every label (a function of the arc marginals alone):
         // `ḡ̄ = ḡ` and the label terms vanish, so `∂F/∂θ_{eℓ} = s_{eℓ} v_e`
         // exactly, without averaging the seed or forming the label terms.
         let one_seed = seeds.len() == 1;
         let mean = if one_seed {
-            seed(0).clone()
+            Cow::Borrowed(seed(0))
         } else {
             let mut mean = Matrix::zeros(n1, n1);
             for (l, share) in shares.iter().enumerate() {
@@ -151,13 +159,12 @@ impl<E: Engine> Model<E> {
                     *out += s.clone() * g.clone();
                 }
             }
-            mean
+            Cow::Owned(mean)
         };
         // The estimated errors of the products (dense `f64` engines) are
         // compared with the gradients returned, not with the products: the
         // explicit label terms below may carry the norm.
         let (v, mut error) = self.vjp_with_error(&mean)?;
-        let mu = self.marginals_kept()?;
         let mut grads = PerLabel::zeros(labels, self.n());
         if one_seed {
             for (l, share) in shares.iter().enumerate() {
@@ -173,45 +180,7 @@ impl<E: Engine> Model<E> {
                 }
             }
         } else {
-            // `ḡ_{eℓ} − ḡ̄_e = Σ_{k≠ℓ} s_{ek} (ḡ_{eℓ} − ḡ_{ek})` (the shares sum
-            // to one), formed as `ḡ_{eℓ} S_{−ℓ} − M_{−ℓ}` from prefix and
-            // suffix sums over the other labels, `S_{−ℓ} = Σ_{k≠ℓ} s_k` and
-            // `M_{−ℓ} = Σ_{k≠ℓ} s_k ḡ_k`. Read as `ḡ_{eℓ} − ḡ̄_e`, the
-            // difference is `1 − s_ℓ` times its terms where one label holds
-            // nearly all of an arc's weight, and lost `log₂ 1/(1 − s_ℓ)` bits
-            // (GE kept 29.4 bits entry-wise with word-arc and label scores
-            // spread over ±50, `tests/honest.rs`; 51.3 now): both terms here
-            // shrink with the other labels' share. `O(|labels|)` per arc.
-            let (mut below_s, mut below_m) = (
-                vec![E::Scalar::zero(); labels],
-                vec![E::Scalar::zero(); labels],
-            );
-            for c in 0..n1 * n1 {
-                let (mut s_sum, mut m_sum) = (E::Scalar::zero(), E::Scalar::zero());
-                for (l, share) in shares.iter().enumerate() {
-                    below_s[l] = s_sum.clone();
-                    below_m[l] = m_sum.clone();
-                    let s = &share.as_slice()[c];
-                    s_sum += s;
-                    m_sum += s.clone() * seed(l).as_slice()[c].clone();
-                }
-                let (mut above_s, mut above_m) = (E::Scalar::zero(), E::Scalar::zero());
-                for (l, share) in shares.iter().enumerate().rev() {
-                    let s = &share.as_slice()[c];
-                    if s.is_zero() {
-                        continue;
-                    }
-                    let g = &seed(l).as_slice()[c];
-                    let others_s = below_s[l].clone() + above_s.clone();
-                    let others_m = below_m[l].clone() + above_m.clone();
-                    let mut d = g.clone() * others_s - others_m;
-                    d *= &mu.as_slice()[c];
-                    d += &v.as_slice()[c];
-                    grads[l].as_mut_slice()[c] = d * s.clone();
-                    above_s += s;
-                    above_m += s.clone() * g.clone();
-                }
-            }
+            label_terms(&mut grads, shares, &seed, mu.as_slice(), v.as_slice());
         }
         if split && self.rooting() == crate::graph::Rooting::Multi {
             let ones = Matrix::from_fn(n1, n1, |h, _| {
@@ -232,11 +201,152 @@ impl<E: Engine> Model<E> {
                 }
             }
         }
-        balance(&mut grads, &label_mu, self.rooting());
+        if labels == 1 {
+            let label_mu = [Matrix::from_fn(n1, n1, |h, m| label_mu(0, h * n1 + m))];
+            balance(&mut grads, &label_mu, self.rooting());
+        } else {
+            // Only an arc of marginal `μ_e ≥ 1/2` can hold a label of
+            // marginal above `1/2` (the shares are at most `1`).
+            balance_by(
+                &mut grads,
+                |l, h, m| label_mu(l, h * n1 + m).to_f64() > 0.5,
+                |h, m| mu[(h, m)].to_f64() >= 0.5,
+                self.rooting(),
+            );
+        }
         if let Some(error) = error {
             self.check_gradient(error, norm(&grads))?;
         }
         Ok(grads)
+    }
+}
+
+/// The cells of the arcs taken at once by [`label_terms`]: every label's
+/// prefix sums of a block stay in cache (`2 · 37 · 64` numbers for UD's 37
+/// labels).
+const BLOCK: usize = 64;
+
+/// The label terms of [`Model::label_marginals_vjp`] for one seed per
+/// label: `∂F/∂θ_{eℓ} = s_{eℓ} (v_e + μ_e (ḡ_{eℓ} − ḡ̄_e))`, where
+/// `ḡ_{eℓ} − ḡ̄_e = Σ_{k≠ℓ} s_{ek} (ḡ_{eℓ} − ḡ_{ek})` (the shares sum to
+/// one) is formed as `ḡ_{eℓ} S_{−ℓ} − M_{−ℓ}` from prefix and suffix sums
+/// over the other labels, `S_{−ℓ} = Σ_{k≠ℓ} s_k` and
+/// `M_{−ℓ} = Σ_{k≠ℓ} s_k ḡ_k`. Read as `ḡ_{eℓ} − ḡ̄_e`, the difference is
+/// `1 − s_ℓ` times its terms where one label holds nearly all of an arc's
+/// weight, and lost `log₂ 1/(1 − s_ℓ)` bits (GE kept 29.4 bits entry-wise
+/// with word-arc and label scores spread over ±50, `tests/honest.rs`; 51.3
+/// now): both terms here shrink with the other labels' share. Each arc's
+/// sums run over the labels in order (prefix) and in reverse (suffix),
+/// `BLOCK` arcs at a time, label by label within a block: contiguous rows,
+/// no allocation per arc. `grads` must be zero. `O(|labels| n²)`.
+fn label_terms<'a, S: Scalar>(
+    grads: &mut PerLabel<S>,
+    shares: &PerLabel<S>,
+    seed: &impl Fn(usize) -> &'a Matrix<S>,
+    mu: &[S],
+    v: &[S],
+) {
+    Arch::new().dispatch(LabelTerms {
+        grads,
+        shares,
+        seed,
+        mu,
+        v,
+        _a: std::marker::PhantomData,
+    })
+}
+
+/// The arguments of [`label_terms`], run under one instruction-set
+/// dispatch so that the element-wise loops over a block (which the
+/// compiler vectorises for `f64`) use the widest vectors the CPU has.
+struct LabelTerms<'s, 'a, S, F> {
+    grads: &'s mut PerLabel<S>,
+    shares: &'s PerLabel<S>,
+    seed: &'s F,
+    mu: &'s [S],
+    v: &'s [S],
+    _a: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'a, S: Scalar, F: Fn(usize) -> &'a Matrix<S>> WithSimd for LabelTerms<'_, 'a, S, F> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) {
+        let LabelTerms {
+            grads,
+            shares,
+            seed,
+            mu,
+            v,
+            ..
+        } = self;
+        let labels = shares.labels();
+        let cells = mu.len();
+        // Per label and block cell: the prefix sums `Σ_{k<ℓ} s_k`, `Σ_{k<ℓ} s_k ḡ_k`.
+        let mut below = vec![S::zero(); 2 * labels * BLOCK];
+        let mut acc = vec![S::zero(); 2 * BLOCK];
+        for start in (0..cells).step_by(BLOCK) {
+            let end = (start + BLOCK).min(cells);
+            let len = end - start;
+            let (below_s, below_m) = below.split_at_mut(labels * BLOCK);
+            let (s_sum, m_sum) = acc.split_at_mut(BLOCK);
+            let (s_sum, m_sum) = (&mut s_sum[..len], &mut m_sum[..len]);
+            s_sum.iter_mut().for_each(|x| *x = S::zero());
+            m_sum.iter_mut().for_each(|x| *x = S::zero());
+            for l in 0..labels {
+                let share = &shares[l].as_slice()[start..end];
+                let g = &seed(l).as_slice()[start..end];
+                let bs = &mut below_s[l * BLOCK..l * BLOCK + len];
+                let bm = &mut below_m[l * BLOCK..l * BLOCK + len];
+                let cols = bs.iter_mut().zip(bm.iter_mut()).zip(s_sum.iter_mut());
+                for ((((bs, bm), ss), ms), (s, g)) in
+                    cols.zip(m_sum.iter_mut()).zip(share.iter().zip(g))
+                {
+                    *bs = ss.clone();
+                    *bm = ms.clone();
+                    *ss += s;
+                    *ms += s.clone() * g.clone();
+                }
+            }
+            let (above_s, above_m) = (s_sum, m_sum);
+            above_s.iter_mut().for_each(|x| *x = S::zero());
+            above_m.iter_mut().for_each(|x| *x = S::zero());
+            let (mu, v) = (&mu[start..end], &v[start..end]);
+            for l in (0..labels).rev() {
+                let share = &shares[l].as_slice()[start..end];
+                let g = &seed(l).as_slice()[start..end];
+                let bs = &below_s[l * BLOCK..l * BLOCK + len];
+                let bm = &below_m[l * BLOCK..l * BLOCK + len];
+                let out = &mut grads[l].as_mut_slice()[start..end];
+                // Labels of zero share are skipped (their seed may be
+                // anything): selects rather than a branch, so that `f64`
+                // vectorises.
+                let cols = out
+                    .iter_mut()
+                    .zip(above_s.iter_mut())
+                    .zip(above_m.iter_mut());
+                let inputs = share
+                    .iter()
+                    .zip(g)
+                    .zip(bs.iter().zip(bm))
+                    .zip(mu.iter().zip(v));
+                for (((out, a_s), a_m), (((s, g), (bs, bm)), (mu, v))) in cols.zip(inputs) {
+                    let keep = !s.is_zero();
+                    let others_s = bs.clone() + a_s.clone();
+                    let others_m = bm.clone() + a_m.clone();
+                    let mut d = g.clone() * others_s - others_m;
+                    d *= mu;
+                    d += v;
+                    let x = d * s.clone();
+                    let sum_s = a_s.clone() + s.clone();
+                    let sum_m = a_m.clone() + s.clone() * g.clone();
+                    *out = if keep { x } else { S::zero() };
+                    *a_s = if keep { sum_s } else { a_s.clone() };
+                    *a_m = if keep { sum_m } else { a_m.clone() };
+                }
+            }
+        }
     }
 }
 
@@ -263,17 +373,64 @@ pub(crate) fn balance<S: Scalar>(
     mu: &[Matrix<S>],
     rooting: crate::graph::Rooting,
 ) {
-    let n1 = mu[0].rows();
     let half = 0.5;
     let mut fixed = None;
     if let ([v], [mu]) = (&mut *v, mu) {
         fixed = balance_columns(v, mu).map(|m| (0, m));
     }
-    for m in (1..n1).filter(|_| mu.len() > 1) {
-        let cells = || (0..mu.len()).flat_map(move |l| (0..n1).map(move |h| (l, h)));
-        let Some((l, h)) = cells().find(|&(l, h)| h != m && mu[l][(h, m)].to_f64() > half) else {
+    if mu.len() > 1 {
+        balance_labels(
+            v,
+            |l, h, m| mu[l][(h, m)].to_f64() > half,
+            |_, _| true,
+            rooting,
+            fixed,
+        );
+        return;
+    }
+    balance_root(
+        v,
+        |l, h, m| mu[l][(h, m)].to_f64() > half,
+        |_, _| true,
+        rooting,
+        fixed,
+    );
+}
+
+/// [`balance`] for more than one label, with the label marginals given by
+/// `above_half(ℓ, h, m)`, whether `μ_ℓ[h][m]` exceeds `1/2`, asked only
+/// where `candidate(h, m)` (a necessary condition, cheaper to test): the
+/// same arcs rewritten with the same sums, without the matrices of label
+/// marginals. `O(|labels| n²)`.
+pub(crate) fn balance_by<S: Scalar>(
+    v: &mut [Matrix<S>],
+    above_half: impl Fn(usize, usize, usize) -> bool,
+    candidate: impl Fn(usize, usize) -> bool,
+    rooting: crate::graph::Rooting,
+) {
+    balance_labels(v, above_half, candidate, rooting, None);
+}
+
+/// The column and root passes of [`balance`] for more than one label.
+fn balance_labels<S: Scalar>(
+    v: &mut [Matrix<S>],
+    above_half: impl Fn(usize, usize, usize) -> bool,
+    candidate: impl Fn(usize, usize) -> bool,
+    rooting: crate::graph::Rooting,
+    mut fixed: Option<(usize, usize)>,
+) {
+    let (labels, n1) = (v.len(), v[0].rows());
+    let mut heads = Vec::with_capacity(n1);
+    for m in 1..n1 {
+        heads.clear();
+        heads.extend((0..n1).filter(|&h| h != m && candidate(h, m)));
+        let found = (0..labels)
+            .flat_map(|l| heads.iter().map(move |&h| (l, h)))
+            .find(|&(l, h)| above_half(l, h, m));
+        let Some((l, h)) = found else {
             continue;
         };
+        let cells = || (0..labels).flat_map(move |l| (0..n1).map(move |h| (l, h)));
         let mut rest = S::zero();
         for (k, g) in cells().filter(|&c| c != (l, h)) {
             rest -= v[k][(g, m)].clone();
@@ -283,16 +440,35 @@ pub(crate) fn balance<S: Scalar>(
             fixed = Some((l, m));
         }
     }
-    if rooting == crate::graph::Rooting::Single {
-        let cells = || (0..mu.len()).flat_map(move |l| (1..n1).map(move |m| (l, m)));
-        if let Some((l, m)) = cells().find(|&(l, m)| mu[l][(0, m)].to_f64() > half) {
-            if fixed != Some((l, m)) {
-                let mut rest = S::zero();
-                for (k, j) in cells().filter(|&c| c != (l, m)) {
-                    rest -= v[k][(0, j)].clone();
-                }
-                v[l][(0, m)] = rest;
+    balance_root(v, above_half, candidate, rooting, fixed);
+}
+
+/// The root pass of [`balance`] (single-root): the root arc of label
+/// marginal above `1/2`, unless the column pass `fixed` it, becomes minus
+/// the sum of the other root arcs.
+fn balance_root<S: Scalar>(
+    v: &mut [Matrix<S>],
+    above_half: impl Fn(usize, usize, usize) -> bool,
+    candidate: impl Fn(usize, usize) -> bool,
+    rooting: crate::graph::Rooting,
+    fixed: Option<(usize, usize)>,
+) {
+    if rooting != crate::graph::Rooting::Single {
+        return;
+    }
+    let (labels, n1) = (v.len(), v[0].rows());
+    let words: Vec<usize> = (1..n1).filter(|&m| candidate(0, m)).collect();
+    let found = (0..labels)
+        .flat_map(|l| words.iter().map(move |&m| (l, m)))
+        .find(|&(l, m)| above_half(l, 0, m));
+    if let Some((l, m)) = found {
+        if fixed != Some((l, m)) {
+            let cells = || (0..labels).flat_map(move |l| (1..n1).map(move |m| (l, m)));
+            let mut rest = S::zero();
+            for (k, j) in cells().filter(|&c| c != (l, m)) {
+                rest -= v[k][(0, j)].clone();
             }
+            v[l][(0, m)] = rest;
         }
     }
 }

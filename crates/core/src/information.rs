@@ -12,7 +12,7 @@
 
 use crate::engine::{Engine, Factors, PerLabel};
 use crate::error::{ArcRef, Error, Result};
-use crate::graph::{Potentials, Rooting};
+use crate::graph::Rooting;
 use crate::matrix::Matrix;
 use crate::model::Model;
 use crate::scalar::{Scalar, Sign, Transcendental};
@@ -76,20 +76,34 @@ where
     }
 
     /// `ln w'_{eℓ}` of the column-scaled label weights, one matrix per label,
-    /// with `None` where the weight is zero.
+    /// with `None` where the weight is zero: read off the scores, `θ − c_m`,
+    /// where the model was built from scores
+    /// ([`Model::log_weights_from_scores`],
+    /// [`Model::visit_label_log_weights`]), else a logarithm per cell.
     fn scaled_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
-        if let Some(logs) = self.log_weights_from_scores(true) {
+        self.log_weights(true)
+    }
+
+    /// `ln w'` (`shifted`) or the scores `θ` themselves, one matrix per label
+    /// (`None` where the prepared label weight is zero); the logarithms of
+    /// the prepared weights where the graph is not one of scores.
+    /// `O(|labels| n²)`.
+    fn log_weights(&self, shifted: bool) -> Vec<Matrix<Option<E::Scalar>>> {
+        if let Some(logs) = self.log_weights_from_scores(shifted) {
             return vec![logs];
         }
         let n1 = self.n() + 1;
-        (0..self.labels())
-            .map(|l| {
-                Matrix::from_fn(n1, n1, |h, m| {
-                    let x = self.label_weight(l, h, m);
-                    (!x.is_zero()).then(|| x.ln())
-                })
-            })
-            .collect()
+        let mut logs = vec![Matrix::from_row_major(n1, n1, vec![None; n1 * n1]); self.labels()];
+        if self.visit_label_log_weights(shifted, |l, k, x| logs[l].as_mut_slice()[k] = Some(x)) {
+            return logs;
+        }
+        for (l, log) in logs.iter_mut().enumerate() {
+            for (k, out) in log.as_mut_slice().iter_mut().enumerate() {
+                let x = self.label_weight(l, k / n1, k % n1);
+                *out = (!x.is_zero()).then(|| x.ln());
+            }
+        }
+        logs
     }
 
     /// Log-weights to seed gradients with: the graph's own scores `θ_{eℓ}`
@@ -101,37 +115,20 @@ where
     /// `|θ − c_m|` (`3e-14` for scores 300 below the column's best), an error
     /// the reverse pass would carry into every gradient.
     fn seed_log_weights(&self) -> Vec<Matrix<Option<E::Scalar>>> {
-        if let Some(scores) = self.log_weights_from_scores(false) {
-            return vec![scores];
-        }
-        let scaled = self.scaled_log_weights();
-        let Some(graph) = self
-            .graph()
-            .filter(|g| g.potentials() == Potentials::Scores)
-        else {
-            return scaled;
-        };
-        scaled
-            .into_iter()
-            .enumerate()
-            .map(|(l, a)| {
-                Matrix::from_fn(a.rows(), a.cols(), |h, m| {
-                    a[(h, m)]
-                        .as_ref()
-                        .map(|_| E::Scalar::from_f64(graph.values(h, m)[l]))
-                })
-            })
-            .collect()
+        self.log_weights(false)
     }
 
-    /// `Σ_{e,ℓ} μ_{eℓ} a_{eℓ}` over the arcs where `a` is defined.
+    /// `Σ_{e,ℓ} μ_{eℓ} a_{eℓ}` over the arcs where `a` is defined, with
+    /// `μ_{eℓ} = μ_e s_{eℓ}` formed in passing (as
+    /// [`Model::label_marginals`] forms it), no matrix per label.
     fn contract_label_marginals(&self, a: &[Matrix<Option<E::Scalar>>]) -> Result<E::Scalar> {
-        let mu = self.label_marginals()?;
+        let mu = self.marginals_kept()?;
         let mut total = E::Scalar::zero();
-        for (ml, al) in mu.iter().zip(a) {
-            for (m, x) in ml.as_slice().iter().zip(al.as_slice()) {
+        for (l, al) in a.iter().enumerate() {
+            for (k, (m, x)) in mu.as_slice().iter().zip(al.as_slice()).enumerate() {
+                let m = self.label_share_times(l, k, m);
                 if let (Some(x), false) = (x, m.is_zero()) {
-                    total += m.clone() * x.clone();
+                    total += m * x.clone();
                 }
             }
         }
@@ -172,6 +169,22 @@ where
             });
             return Ok(ln_det - total);
         }
+        if self.is_labeled() {
+            // Labeled scores: the contraction of `contract_label_marginals`
+            // in the same order, the log-weights read off the scores.
+            let mu = self.marginals_kept()?;
+            let mu = mu.as_slice();
+            let mut total = E::Scalar::zero();
+            let read = self.visit_label_log_weights(true, |l, k, x| {
+                let m = self.label_share_times(l, k, &mu[k]);
+                if !m.is_zero() {
+                    total += m * x;
+                }
+            });
+            if read {
+                return Ok(ln_det - total);
+            }
+        }
         let expected_log_weight = self.contract_label_marginals(&self.scaled_log_weights())?;
         Ok(ln_det - expected_log_weight)
     }
@@ -188,6 +201,8 @@ where
             seed.as_mut_slice()[k] = -x;
         }) {
             vec![seed]
+        } else if let Some(seeds) = self.label_score_matrices(true) {
+            seeds
         } else {
             seeds_from(&self.seed_log_weights(), |x| -x.clone())
         };
@@ -222,12 +237,15 @@ where
 
     /// The first arc to which `p` (self) gives mass but `q` gives weight zero.
     fn forbidden_by(&self, q_logs: &[Matrix<Option<E::Scalar>>]) -> Result<Option<ArcRef>> {
-        let mu = self.label_marginals()?;
+        let mu = self.marginals_kept()?;
         let labeled = self.is_labeled();
-        for (l, (ml, ql)) in mu.iter().zip(q_logs).enumerate() {
-            for h in 0..ml.rows() {
-                for m in 0..ml.cols() {
-                    if !ml[(h, m)].is_zero() && ql[(h, m)].is_none() {
+        let n1 = mu.rows();
+        for (l, ql) in q_logs.iter().enumerate().take(self.labels()) {
+            for h in 0..n1 {
+                for m in 0..n1 {
+                    let k = h * n1 + m;
+                    let ml = self.label_share_times(l, k, &mu.as_slice()[k]);
+                    if !ml.is_zero() && ql[(h, m)].is_none() {
                         return Ok(Some(ArcRef {
                             head: h,
                             dependent: m,

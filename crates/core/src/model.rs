@@ -365,14 +365,14 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn label_marginals(&self) -> Result<PerLabel<E::Scalar>> {
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         let Some(shares) = &self.prepared.shares else {
-            return Ok(PerLabel::new(vec![mu]));
+            return Ok(PerLabel::new(vec![mu.into_owned()]));
         };
         Ok(shares
             .iter()
             .map(|share| {
-                let mut ml = mu.clone();
+                let mut ml = mu.as_ref().clone();
                 for (x, s) in ml.as_mut_slice().iter_mut().zip(share.as_slice()) {
                     *x *= s;
                 }
@@ -380,6 +380,17 @@ impl<E: Engine> Model<E> {
             })
             .collect::<Vec<_>>()
             .into())
+    }
+
+    /// `x s_{kℓ}`, the share of label `ℓ` on arc `k` (row-major index)
+    /// times `x` (`x` itself when unlabeled): with `x = μ_k` the label
+    /// marginal as [`Model::label_marginals`] forms it, bit for bit. `O(1)`.
+    pub(crate) fn label_share_times(&self, l: usize, k: usize, x: &E::Scalar) -> E::Scalar {
+        let mut x = x.clone();
+        if let Some(shares) = &self.prepared.shares {
+            x *= &shares[l].as_slice()[k];
+        }
+        x
     }
 
     /// The prepared weight of label `ℓ` on arc `h → m`:
@@ -441,6 +452,80 @@ impl<E: Engine> Model<E> {
         true
     }
 
+    /// Calls `f(ℓ, k, ln w'_{kℓ})` for every label `ℓ` and arc `k`
+    /// (row-major index in the `(n+1) × (n+1)` layout) of nonzero prepared
+    /// label weight `w'_k s_{kℓ}`, label by label and in order, with
+    /// `ln w'_{kℓ} = θ_{kℓ} − c_m` (`shifted`) or `θ_{kℓ}` read off the
+    /// scores, when the model was built ([`Model::new`]) from a labeled graph
+    /// of scores: no logarithm per label and arc (the weights are `e^{θ −
+    /// c_m}` to a few ulps, or at the type's own precision). Returns `false`
+    /// (and calls nothing) otherwise. `O(|labels| n²)`, no allocation.
+    pub(crate) fn visit_label_log_weights(
+        &self,
+        shifted: bool,
+        mut f: impl FnMut(usize, usize, E::Scalar),
+    ) -> bool {
+        let (Some(graph), Some(shares)) = (
+            self.source
+                .as_ref()
+                .filter(|g| g.potentials() == crate::graph::Potentials::Scores),
+            &self.prepared.shares,
+        ) else {
+            return false;
+        };
+        let w = self.factors.weights().as_slice();
+        let n1 = self.n() + 1;
+        let shift = &self.prepared.shift;
+        let none = vec![0.0; if shifted { 0 } else { n1 }];
+        let shift = if shifted { shift.as_slice() } else { &none };
+        if let Some(scores) = &self.prepared.label_scores {
+            // Label-major, as the shares: contiguous rows.
+            for (l, (share, theta)) in shares.iter().zip(scores.chunks_exact(n1 * n1)).enumerate() {
+                visit_label_rows(l, w, share.as_slice(), theta.iter().copied(), shift, &mut f);
+            }
+            return true;
+        }
+        let labels = shares.labels();
+        let values = graph.raw_values();
+        for (l, share) in shares.iter().enumerate() {
+            let theta = values[l..].iter().step_by(labels).copied();
+            visit_label_rows(l, w, share.as_slice(), theta, shift, &mut f);
+        }
+        true
+    }
+
+    /// `−θ_{kℓ}` (`negate`) or `θ_{kℓ}` where the prepared label weight
+    /// `w'_k s_{kℓ}` is nonzero, `0` elsewhere, one matrix per label, from
+    /// the label-major scores that [`Prepared`] kept ([`Model::new`] on a
+    /// labeled graph of scores, an engine whose weights are `f64`
+    /// exponentials): the seeds of the entropy gradient, branch-free (the
+    /// values of [`Model::visit_label_log_weights`], unshifted). `None`
+    /// otherwise. `O(|labels| n²)`.
+    pub(crate) fn label_score_matrices(&self, negate: bool) -> Option<Vec<Matrix<E::Scalar>>> {
+        let scores = self.prepared.label_scores.as_ref()?;
+        let shares = self.prepared.shares.as_ref()?;
+        self.source.as_ref()?;
+        let w = self.factors.weights().as_slice();
+        let n1 = self.n() + 1;
+        let sign = if negate { -1.0 } else { 1.0 };
+        Some(
+            shares
+                .iter()
+                .zip(scores.chunks_exact(n1 * n1))
+                .map(|(share, theta)| {
+                    let mut out = Matrix::zeros(n1, n1);
+                    let arcs = w.iter().zip(share.as_slice()).zip(theta);
+                    for (o, ((x, s), &t)) in out.as_mut_slice().iter_mut().zip(arcs) {
+                        let defined = !(x.clone() * s.clone()).is_zero();
+                        let v = E::Scalar::from_f64(sign * t);
+                        *o = if defined { v } else { E::Scalar::zero() };
+                    }
+                    out
+                })
+                .collect(),
+        )
+    }
+
     /// The graph's row-major scores and the column shifts `c_m` of the
     /// prepared weights, when the model was built from one score per arc
     /// (then `ln w'_k = θ_k − c_m` wherever `w'_k ≠ 0`,
@@ -461,6 +546,28 @@ impl<E: Engine> Model<E> {
         match (arc.label, &self.prepared.shares) {
             (Some(l), Some(shares)) => shares[(l, arc.head, arc.dependent)].clone(),
             _ => E::Scalar::one(),
+        }
+    }
+}
+
+/// The body of [`Model::visit_label_log_weights`] for label `l`: row by
+/// row (no index arithmetic per arc), `f(l, k, θ_k − c_m)` where
+/// `w_k s_k ≠ 0`, `theta` the label's scores in row-major order.
+fn visit_label_rows<S: Scalar>(
+    l: usize,
+    w: &[S],
+    share: &[S],
+    mut theta: impl Iterator<Item = f64>,
+    shift: &[f64],
+    f: &mut impl FnMut(usize, usize, S),
+) {
+    let n1 = shift.len();
+    for (h, (wr, sr)) in w.chunks_exact(n1).zip(share.chunks_exact(n1)).enumerate() {
+        let arcs = wr.iter().zip(sr).zip(theta.by_ref().take(n1)).zip(shift);
+        for (m, (((x, s), t), &c)) in arcs.enumerate() {
+            if !(x.clone() * s.clone()).is_zero() {
+                f(l, h * n1 + m, S::from_f64(t - c));
+            }
         }
     }
 }

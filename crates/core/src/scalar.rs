@@ -44,6 +44,10 @@ impl Sign {
 
 /// A field element: what a backend computes with.
 ///
+/// The `f64` and complex implementations are `#[inline]`: generic code
+/// instantiated in another crate (an engine, a bench) could not inline them
+/// otherwise without LTO, and paid a call per element (`is_zero`, `to_f64`).
+///
 /// Arithmetic is by value and by reference-assignment, which every candidate
 /// type (`f64`, `num_complex::Complex64`, `rug::Rational`, `rug::Float`)
 /// supports without allocation tricks.
@@ -90,27 +94,35 @@ pub trait Scalar:
 }
 
 impl Scalar for f64 {
+    #[inline]
     fn zero() -> Self {
         0.0
     }
+    #[inline]
     fn one() -> Self {
         1.0
     }
+    #[inline]
     fn from_f64(x: f64) -> Self {
         x
     }
+    #[inline]
     fn to_f64(&self) -> f64 {
         *self
     }
+    #[inline]
     fn is_zero(&self) -> bool {
         *self == 0.0
     }
+    #[inline]
     fn sign(&self) -> Sign {
         Sign::of_f64(*self).unwrap_or(Sign::Zero)
     }
+    #[inline]
     fn ln_abs(&self) -> f64 {
         self.abs().ln()
     }
+    #[inline]
     fn is_finite(&self) -> bool {
         f64::is_finite(*self)
     }
@@ -154,9 +166,11 @@ pub trait Transcendental: Scalar {
 }
 
 impl Transcendental for f64 {
+    #[inline]
     fn ln(&self) -> Self {
         f64::ln(*self)
     }
+    #[inline]
     fn exp(&self) -> Self {
         f64::exp(*self)
     }
@@ -180,37 +194,47 @@ pub fn log_sum_exp(values: impl IntoIterator<Item = f64> + Clone) -> f64 {
 /// cancellation, so `h = 1e-30` is fine). Signs and `f64` conversion read the
 /// real part.
 impl Scalar for num_complex::Complex64 {
+    #[inline]
     fn zero() -> Self {
         num_complex::Complex64::new(0.0, 0.0)
     }
+    #[inline]
     fn one() -> Self {
         num_complex::Complex64::new(1.0, 0.0)
     }
+    #[inline]
     fn from_f64(x: f64) -> Self {
         num_complex::Complex64::new(x, 0.0)
     }
+    #[inline]
     fn to_f64(&self) -> f64 {
         self.re
     }
+    #[inline]
     fn is_zero(&self) -> bool {
         self.re == 0.0 && self.im == 0.0
     }
+    #[inline]
     fn sign(&self) -> Sign {
         Sign::of_f64(self.re).unwrap_or(Sign::Zero)
     }
+    #[inline]
     fn ln_abs(&self) -> f64 {
         // hypot avoids overflow of re² + im².
         self.re.hypot(self.im).ln()
     }
+    #[inline]
     fn is_finite(&self) -> bool {
         self.re.is_finite() && self.im.is_finite()
     }
 }
 
 impl Transcendental for num_complex::Complex64 {
+    #[inline]
     fn ln(&self) -> Self {
         num_complex::Complex64::ln(*self)
     }
+    #[inline]
     fn exp(&self) -> Self {
         num_complex::Complex64::exp(*self)
     }

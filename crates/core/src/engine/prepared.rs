@@ -135,6 +135,11 @@ pub struct Prepared<S> {
     /// in `f64` to a few ulps: then `ln w = θ − c_m` needs no logarithm
     /// (`Model::log_weights_from_scores`).
     pub(crate) from_scores: bool,
+    /// The scores of a labeled graph, label-major (`[ℓ][h][m]`, `−∞` off
+    /// the arcs), when its weights were formed from them in `f64`
+    /// ([`labeled_scores`]): the log-weights `θ − c_m` are read off them
+    /// contiguously, label by label.
+    pub(crate) label_scores: Option<Vec<f64>>,
 }
 
 /// An allowed arc whose `f64` weight underflowed in the preparation: arc
@@ -209,15 +214,21 @@ impl<S> Prepared<S> {
 impl<S: FromScore> Prepared<S> {
     /// The weights as given, converted by `convert` (weights) or as `e^θ`
     /// (scores; [`FromScore::from_score`] where the type has its own
-    /// exponential, `f64`'s `exp` otherwise). Exact engines need this: `Z`
-    /// comes out exact. `O(|labels| n²)`.
+    /// exponential, `f64`'s `exp` otherwise; on `f64` itself
+    /// ([`FromScore::VECTORISED_EXP`]) one vectorised exponential per arc,
+    /// or per label and arc of a labeled graph). Exact
+    /// engines need this: `Z` comes out exact. `O(|labels| n²)`.
     ///
     /// # Errors
     /// [`Error::Overflow`] for a score whose weight is not a finite `f64`
     /// (above ~709) on a type without its own exponential.
     pub fn as_given<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Result<Self> {
-        if S::VECTORISED_EXP && graph.labels() == 1 && graph.potentials() == Potentials::Scores {
-            return unlabeled_scores(graph, false);
+        if S::VECTORISED_EXP && graph.potentials() == Potentials::Scores {
+            return if graph.labels() == 1 {
+                unlabeled_scores(graph, false)
+            } else {
+                labeled_scores(graph, false)
+            };
         }
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
@@ -280,12 +291,17 @@ impl<S: FromScore> Prepared<S> {
             shares: shares(graph, &convert),
             lost: lost_mass_ln(lost, columns, n),
             from_scores: false,
+            label_scores: None,
         })
     }
 
     /// Every column `m` divided by its largest weight `e^{c_m}`, so that the
     /// weights lie in `[0, 1]` and `ln Z = ln det L(w) + Σ_m c_m` never
-    /// overflows whatever the scores. `O(|labels| n²)`.
+    /// overflows whatever the scores. Labeled scores (on types without an
+    /// exponential of their own) take `c_m` the largest *label* score into
+    /// `m`, one vectorised exponential per label and arc: their collapsed
+    /// weights lie in `[0, |labels|]`.
+    /// `O(|labels| n²)`.
     pub fn shifted<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Self {
         let n = graph.n();
         let mut weights = Matrix::zeros(n + 1, n + 1);
@@ -294,6 +310,11 @@ impl<S: FromScore> Prepared<S> {
         if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
             return unlabeled_scores(graph, true)
                 .expect("unlabeled_scores refuses no weight when shifted");
+        }
+        // Types with an exponential of their own keep their own shares.
+        if graph.potentials() == Potentials::Scores && S::from_score(0.0).is_none() {
+            return labeled_scores(graph, true)
+                .expect("labeled_scores refuses no weight when shifted");
         }
         for m in 1..=n {
             let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
@@ -332,6 +353,7 @@ impl<S: FromScore> Prepared<S> {
             shares: shares(graph, &convert),
             lost: lost_mass_ln(lost, ln_scale, n),
             from_scores: false,
+            label_scores: None,
         }
     }
 }
@@ -465,7 +487,220 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
         shares: None,
         lost: lost_mass_ln(lost, if shifted { ln_scale } else { columns }, n1 - 1),
         from_scores: true,
+        label_scores: None,
     })
+}
+
+/// The collapsed weights and label shares of a labeled graph of scores, in
+/// `f64`: one vectorised exponential per label and arc,
+/// `e_{hmℓ} = e^{θ_{hmℓ} − c_m}` ([`exp_row`] over a whole row of heads,
+/// `[m][ℓ]` contiguous as the graph holds it; a few ulps, low bits of the
+/// difference kept), with `c_m = max_{h,ℓ} θ_{hmℓ}` when `shifted` (the
+/// collapsed weights then lie in `[0, |labels|]`, `ln Z = ln det L(w) + Σ_m
+/// c_m` exactly as the exponentials see the same `c_m`) and `c_m = 0` as
+/// given. The collapsed weight is `w_{hm} = Σ_ℓ e_{hmℓ}` (labels in order)
+/// and the shares `e_{hmℓ} / w_{hm}`: no logarithm, no second exponential.
+///
+/// Where a label's `e_{hmℓ}` fell below `f64`'s normal range although its
+/// score is within `746` of its arc's best (all of an arc's labels far below
+/// `c_m`, or overflow as given), that arc's shares are taken relative to its
+/// best label instead, each label's `e^{θ_ℓ − max_ℓ' θ_ℓ'}` by
+/// [`exp_difference`], as [`shares`] does: they keep their digits however
+/// low the scores. The lost (underflowed) and overflowing arcs are found
+/// and reported as by the per-arc loop of [`Prepared::as_given`]: column by
+/// column, `gap` against `max_h ln w(h → m)`. `O(|labels| n²)`; four vectors
+/// of `(n + 1) |labels|` besides the weights, shares and kept scores.
+///
+/// # Errors
+/// [`Error::Overflow`] for a collapsed weight above `f64`'s range (as given only).
+fn labeled_scores<S: FromScore, W: Scalar>(graph: &Graph<W>, shifted: bool) -> Result<Prepared<S>> {
+    Arch::new().dispatch(LabeledScores {
+        graph,
+        shifted,
+        scalar: PhantomData::<S>,
+    })
+}
+
+/// The arguments of [`labeled_scores`], run under one instruction-set
+/// dispatch (the exponentials of every row and the loops around them).
+struct LabeledScores<'a, S, W> {
+    graph: &'a Graph<W>,
+    shifted: bool,
+    scalar: PhantomData<S>,
+}
+
+impl<S: FromScore, W: Scalar> WithSimd for LabeledScores<'_, S, W> {
+    type Output = Result<Prepared<S>>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> Result<Prepared<S>> {
+        labeled_rows(simd, self.graph, self.shifted)
+    }
+}
+
+/// The body of [`labeled_scores`].
+#[inline(always)]
+fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
+    simd: Sm,
+    graph: &Graph<W>,
+    shifted: bool,
+) -> Result<Prepared<S>> {
+    let (n, labels) = (graph.n(), graph.labels());
+    let n1 = n + 1;
+    let width = n1 * labels;
+    let values = graph.raw_values();
+    // One allocation for the four row vectors; `cells`, `row` and `e` are
+    // label-major (`[ℓ][m]`), `row` the transpose of a row of the graph's
+    // values, kept in `kept` (label-major, `[ℓ][h][m]`).
+    let mut scratch = vec![f64::NEG_INFINITY; 4 * width];
+    let (best, rest) = scratch.split_at_mut(width);
+    let (cells, rest) = rest.split_at_mut(width);
+    let (row, e) = rest.split_at_mut(width);
+    let mut kept = vec![f64::NEG_INFINITY; n1 * width];
+    for r in values.chunks_exact(width) {
+        for (c, v) in best.iter_mut().zip(r) {
+            let v = v.to_f64();
+            // A select rather than `f64::max`: it vectorises (no NaN here).
+            *c = if v > *c { v } else { *c };
+        }
+    }
+    let shift: Vec<f64> = best
+        .chunks_exact(labels)
+        .map(|b| {
+            let c = b.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if shifted && c > f64::NEG_INFINITY {
+                c
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    for cell in cells.chunks_exact_mut(n1) {
+        cell.copy_from_slice(&shift);
+    }
+    let mut weights = Matrix::zeros(n1, n1);
+    let mut shares = PerLabel::zeros(labels, n);
+    let mut collapsed = vec![0.0f64; n1];
+    // The rare arcs whose shares are taken relative to their best label.
+    let (mut scores, mut arc_e) = (Vec::new(), Vec::new());
+    let mut suspect = false;
+    for (h, r) in values.chunks_exact(width).enumerate() {
+        for (l, out) in row.chunks_exact_mut(n1).enumerate() {
+            for (a, v) in out.iter_mut().zip(r[l..].iter().step_by(labels)) {
+                *a = v.to_f64();
+            }
+        }
+        exp_row(simd, row, cells, e);
+        for (k, r) in kept.chunks_exact_mut(n1 * n1).zip(row.chunks_exact(n1)) {
+            k[h * n1..(h + 1) * n1].copy_from_slice(r);
+        }
+        let mut odd = false;
+        for (&x, &a) in e.iter().zip(&*row) {
+            // A label's weight lost in whole or in part, or overflowing.
+            odd |= a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x);
+        }
+        // Each arc's labels summed in order, all arcs of the row side by side.
+        collapsed.fill(0.0);
+        for el in e.chunks_exact(n1) {
+            for (w, &x) in collapsed.iter_mut().zip(el) {
+                *w += x;
+            }
+        }
+        for (out, &w) in weights.as_mut_slice()[h * n1..(h + 1) * n1]
+            .iter_mut()
+            .zip(&*collapsed)
+        {
+            *out = S::from_f64(w);
+        }
+        for (share, el) in shares.iter_mut().zip(e.chunks_exact(n1)) {
+            let out = &mut share.as_mut_slice()[h * n1..(h + 1) * n1];
+            for ((o, &w), &x) in out.iter_mut().zip(&*collapsed).zip(el) {
+                let q = x / w;
+                *o = S::from_f64(if w > 0.0 { q } else { 0.0 });
+            }
+        }
+        if odd {
+            suspect = true;
+            for m in 0..n1 {
+                scores.clear();
+                scores.extend(r[m * labels..(m + 1) * labels].iter().map(Scalar::to_f64));
+                arc_e.clear();
+                arc_e.extend(e[m..].iter().step_by(n1));
+                relative_shares(&mut shares, h, m, &scores, &arc_e);
+            }
+        }
+    }
+    let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
+    let mut lost = None;
+    let mut columns = ln_scale;
+    if suspect {
+        // Rare: scan again in the order of the per-arc loop of `as_given`.
+        columns = 0.0;
+        for m in 1..n1 {
+            let c = (0..n1)
+                .map(|h| graph.log_weight(h, m))
+                .fold(f64::NEG_INFINITY, f64::max);
+            if c.is_finite() {
+                columns += c;
+            }
+            for h in (0..n1).filter(|&h| graph.is_allowed(h, m)) {
+                let x = weights[(h, m)].to_f64();
+                if !shifted && !x.is_finite() {
+                    return Err(Error::Overflow {
+                        arc: ArcRef {
+                            head: h,
+                            dependent: m,
+                            label: None,
+                        },
+                        score: graph.log_weight(h, m),
+                    });
+                }
+                if underflowed(x) {
+                    let arc = LostArc {
+                        head: h,
+                        dependent: m,
+                        gap: graph.log_weight(h, m) - c,
+                    };
+                    lost = LostArc::worse(lost, arc);
+                }
+            }
+        }
+    }
+    Ok(Prepared {
+        weights,
+        ln_scale,
+        shift,
+        shares: Some(shares),
+        lost: lost_mass_ln(lost, columns, n),
+        from_scores: false,
+        label_scores: Some(kept),
+    })
+}
+
+/// The shares of arc `h → m` relative to its best label (each label's
+/// `e^{θ_ℓ − max θ}` by [`exp_difference`], as [`shares`] forms them) when
+/// some label's weight `e` (formed against the column's `c_m`) fell below
+/// the normal range while its score is within `746` of the arc's best:
+/// then `e / Σ e` would lose digits that the relative form keeps. `O(|labels|)`.
+fn relative_shares<S: Scalar>(
+    shares: &mut PerLabel<S>,
+    h: usize,
+    m: usize,
+    scores: &[f64],
+    e: &[f64],
+) {
+    let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lost = scores
+        .iter()
+        .zip(e)
+        .any(|(&t, &x)| t > f64::NEG_INFINITY && underflowed(x) && t - best > -746.0);
+    if !lost {
+        return;
+    }
+    let total: f64 = scores.iter().map(|&t| exp_difference(t, best)).sum();
+    for (l, &t) in scores.iter().enumerate() {
+        shares[(l, h, m)] = S::from_f64(exp_difference(t, best) / total);
+    }
 }
 
 /// `Σ_ℓ e^{θ_ℓ}` at the type's own precision, where it has one.
@@ -492,14 +727,19 @@ fn shares<S: FromScore, W: Scalar>(
     let (n, labels) = (graph.n(), graph.labels());
     let own_precision = S::from_score(0.0).is_some();
     let mut shares = PerLabel::zeros(labels, n);
+    // One buffer for every arc's label weights (and one in `f64`).
+    let mut ws: Vec<S> = Vec::with_capacity(labels);
+    let mut relative: Vec<f64> = Vec::with_capacity(labels);
     for h in 0..=n {
         for m in (0..=n).filter(|&m| graph.is_allowed(h, m)) {
             let vals = graph.values(h, m);
-            let ws: Vec<S> = match graph.potentials() {
-                Potentials::Scores if own_precision => vals
-                    .iter()
-                    .map(|v| own_weight::<S, W>(std::slice::from_ref(v)).unwrap_or_else(S::zero))
-                    .collect(),
+            ws.clear();
+            match graph.potentials() {
+                Potentials::Scores if own_precision => {
+                    ws.extend(vals.iter().map(|v| {
+                        own_weight::<S, W>(std::slice::from_ref(v)).unwrap_or_else(S::zero)
+                    }))
+                }
                 Potentials::Scores => {
                     // Relative to the best label, each to a few ulps: the
                     // shares keep their digits however low the scores.
@@ -507,23 +747,21 @@ fn shares<S: FromScore, W: Scalar>(
                         .iter()
                         .map(Scalar::to_f64)
                         .fold(f64::NEG_INFINITY, f64::max);
-                    let ws: Vec<f64> = vals
-                        .iter()
-                        .map(|v| exp_difference(v.to_f64(), best))
-                        .collect();
-                    let total: f64 = ws.iter().sum();
-                    for (l, w) in ws.into_iter().enumerate() {
+                    relative.clear();
+                    relative.extend(vals.iter().map(|v| exp_difference(v.to_f64(), best)));
+                    let total: f64 = relative.iter().sum();
+                    for (l, w) in relative.iter().enumerate() {
                         shares[(l, h, m)] = S::from_f64(w / total);
                     }
                     continue;
                 }
-                Potentials::Weights => vals.iter().map(convert).collect(),
-            };
+                Potentials::Weights => ws.extend(vals.iter().map(convert)),
+            }
             let mut total = S::zero();
             for w in &ws {
                 total += w;
             }
-            for (l, w) in ws.into_iter().enumerate() {
+            for (l, w) in ws.drain(..).enumerate() {
                 shares[(l, h, m)] = w / total.clone();
             }
         }
