@@ -634,6 +634,12 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         if !self.certified {
             return self.eliminated().marginals_vjp(seed);
         }
+        // Some arc certain to 2⁻²⁶: the elimination on anchored numbers,
+        // whose running estimate judges every entry (and escalates by it),
+        // where the dense estimate is only norm-wise.
+        if super::eliminated::nearly_certain(&*self.marginals_kept()?, self.dense.rooting()) {
+            return self.eliminated().marginals_vjp(seed);
+        }
         let v = self.dense.marginals_vjp(seed)?;
         match self.dense.product_route(seed, &v)? {
             DenseRoute::Dense(_) => Ok(v),

@@ -268,6 +268,23 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok((v, accuracy.bits))
     }
 
+    /// [`Eliminated::estimated_vjp`] with the entry-wise estimate too:
+    /// `(J ḡ, norm-wise bits, fewest bits of an entry ≥ 1e-8 of the
+    /// largest)`, both after the model's column identities, and whether
+    /// [`Factors::marginals_vjp`] would escalate this product to
+    /// double-double (the gate of [`ENTRY_BITS`]). For calibration.
+    ///
+    /// # Errors
+    /// As [`elimination::marginals`].
+    pub fn estimated_vjp_entrywise(
+        &self,
+        seed: &Matrix<f64>,
+    ) -> Result<(Matrix<f64>, f64, f64, bool), Numerical> {
+        let (v, accuracy) = self.sized_vjp(seed, false)?;
+        let gate = accuracy.escalates();
+        Ok((v, accuracy.bits, accuracy.entry_bits, gate))
+    }
+
     /// [`Factors::marginals_vjp`] with its running error estimate as a
     /// [`VjpAccuracy`] (absolute error and norm of the product after the
     /// model's column identities): for a dense engine that escalates a
@@ -310,6 +327,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                 arc: (0, 1),
                 error: 0.0,
                 norm: 0.0,
+                entry_bits: 53.0,
+                anchored: false,
             };
             return Ok((Matrix::zeros(n1, n1), accuracy));
         }
@@ -350,9 +369,12 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                     *q = q.hypot(offset * y);
                 }
             }
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
+            (v, [size, spread])
+        };
+        let judge = |(mut v, [mut size, mut spread]): Sized| {
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, anchored);
             if accuracy.bits >= DERIVATIVE_BITS {
-                return (v, accuracy);
+                return ((v, [size, spread]), accuracy);
             }
             // Before a refusal, what is zero by structure: the covariance of
             // an arc in no tree, or in every tree (the one live head of its
@@ -363,12 +385,12 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                 &self.weights,
                 self.rooting,
             );
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
-            (v, accuracy)
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, anchored);
+            ((v, [size, spread]), accuracy)
         };
-        let (v, accuracy) = with_roots(self.jvp(&direction, anchored)?);
-        if accuracy.bits >= DERIVATIVE_BITS || !escalate {
-            return Ok((v, accuracy));
+        let (first, accuracy) = judge(with_roots(self.jvp(&direction, anchored)?));
+        if !accuracy.escalates() || !escalate {
+            return Ok((first.0, accuracy));
         }
         // Escalation: the same product in double-double, whose rounding
         // errors are `2⁻⁵²` times those of `f64` against the same size.
@@ -380,13 +402,25 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                     size.map(|&s| s * f64::EPSILON),
                     spread.map(|&s| s * f64::EPSILON),
                 ];
-                let (wide, wide_accuracy) = with_roots((wide, size));
-                if wide_accuracy.bits > accuracy.bits {
-                    return Ok((wide, wide_accuracy));
+                let wide = with_roots((wide, size));
+                // Anchored, entry by entry the better of the two: double-double
+                // dual numbers keep `2⁻¹⁰⁴` of the *uncancelled* size, which
+                // on a nearly certain word is `1e20` times the entry (where
+                // the anchors cancel exactly), and `f64` anchored numbers keep
+                // `2⁻⁵²` of remainders that cancel where no term dominates (a
+                // word torn between two heads): each entry from the run whose
+                // running estimate of it is smaller.
+                let wide = if anchored { merged(&first, wide) } else { wide };
+                let (wide, wide_accuracy) = judge(wide);
+                if wide_accuracy.bits > accuracy.bits
+                    || (wide_accuracy.bits >= DERIVATIVE_BITS
+                        && wide_accuracy.entry_bits > accuracy.entry_bits)
+                {
+                    return Ok((wide.0, wide_accuracy));
                 }
-                Ok((v, accuracy))
+                Ok((first.0, accuracy))
             }
-            _ => Ok((v, accuracy)),
+            _ => Ok((first.0, accuracy)),
         }
     }
 
@@ -487,6 +521,24 @@ pub(crate) fn eliminated_columns(
 /// ([`Tangent::tangent_size`], [`Tangent::tangent_spread`]).
 type Sized = (Matrix<f64>, [Matrix<f64>; 2]);
 
+/// Entry by entry, the entry of `a` or of `b` (with its size and spread)
+/// whose estimated error (`spread`, or `size` where the spread is not
+/// finite) is smaller. `O(n²)`.
+fn merged(a: &Sized, b: Sized) -> Sized {
+    let (mut v, [mut size, mut spread]) = b;
+    let error = |s: f64, q: f64| if q.is_finite() { q } else { s };
+    for i in 0..v.as_slice().len() {
+        let (sa, qa) = (a.1[0].as_slice()[i], a.1[1].as_slice()[i]);
+        let (sb, qb) = (size.as_slice()[i], spread.as_slice()[i]);
+        if error(sa, qa) < error(sb, qb) {
+            v.as_mut_slice()[i] = a.0.as_slice()[i];
+            size.as_mut_slice()[i] = sa;
+            spread.as_mut_slice()[i] = qa;
+        }
+    }
+    (v, [size, spread])
+}
+
 /// A seed and two offsets to take from it ([`centred`]).
 type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
 
@@ -499,6 +551,18 @@ type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
 /// closest; `2` adds a bit.
 const ELIMINATION_ERROR_FACTOR: f64 = 2.0;
 
+/// The entry-wise gate of the elimination's products: on the anchored
+/// route (some arc certain to `2⁻²⁶`, [`nearly_certain`]), a product one
+/// of whose entries `≥ 1e-8` of the largest keeps fewer than this many bits
+/// by the running error estimate ([`Accuracy::entry_bits`]) is recomputed
+/// on [`WideDual`] numbers, although it keeps [`DERIVATIVE_BITS`]
+/// norm-wise. See [`Accuracy::escalates`].
+pub const ENTRY_BITS: f64 = 42.0;
+
+/// The entries the entry-wise estimate judges: those at least this
+/// fraction of the product's largest entry (in absolute value).
+const ENTRY_FLOOR: f64 = 1e-8;
+
 /// The estimated accuracy of an elimination product.
 struct Accuracy {
     /// Correct bits norm-wise, `0..=53`.
@@ -509,6 +573,11 @@ struct Accuracy {
     error: f64,
     /// The norm of the balanced product.
     norm: f64,
+    /// The fewest estimated correct bits of an entry of the balanced
+    /// product at least [`ENTRY_FLOOR`] of its largest, `0..=53`.
+    entry_bits: f64,
+    /// The product ran on anchored numbers (some arc nearly certain).
+    anchored: bool,
 }
 
 impl Accuracy {
@@ -525,6 +594,7 @@ impl Accuracy {
         [size, spread]: [&Matrix<f64>; 2],
         mu: &Matrix<f64>,
         rooting: Rooting,
+        anchored: bool,
     ) -> Self {
         let n1 = v.rows();
         let mut balanced = [v.clone()];
@@ -588,12 +658,33 @@ impl Accuracy {
                 b.clamp(0.0, 53.0)
             }
         };
+        let largest = balanced
+            .as_slice()
+            .iter()
+            .fold(0.0f64, |a, x| a.max(x.abs()));
+        let mut entry_bits = 53.0f64;
+        for (x, e) in balanced.as_slice().iter().zip(error.as_slice()) {
+            if *x != 0.0 && x.abs() >= ENTRY_FLOOR * largest && *e > 0.0 {
+                let b = -(e / x.abs()).log2();
+                entry_bits = entry_bits.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
+            }
+        }
         Accuracy {
             bits,
             arc: worst,
             error: total,
             norm,
+            entry_bits,
+            anchored,
         }
+    }
+
+    /// Whether [`Factors::marginals_vjp`] recomputes the product in
+    /// double-double: below [`DERIVATIVE_BITS`] norm-wise, or, on the
+    /// anchored route only, below [`ENTRY_BITS`] on some entry `≥ 1e-8` of
+    /// the largest.
+    fn escalates(&self) -> bool {
+        self.bits < DERIVATIVE_BITS || (self.anchored && self.entry_bits < ENTRY_BITS)
     }
 
     /// `Ok` when the product keeps [`DERIVATIVE_BITS`] norm-wise by the
@@ -705,7 +796,7 @@ fn centred(
 /// [`Dual`] is cheaper and, when no term of a sum dominates, 2–5 bits more
 /// accurate (anchored remainders then carry `O(|θ̇|)` parts that cancel).
 /// `O(n²)`.
-fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
+pub(crate) fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
     let n1 = mu.rows();
     let threshold = 2f64.powi(-26);
     // Two passes over the line, no buffer: this runs once per product, and
