@@ -279,10 +279,15 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
     pub fn estimated_vjp_entrywise(
         &self,
         seed: &Matrix<f64>,
-    ) -> Result<(Matrix<f64>, f64, f64, bool), Numerical> {
+    ) -> Result<(Matrix<f64>, EntryEstimate), Numerical> {
         let (v, accuracy) = self.sized_vjp(seed, false)?;
-        let gate = accuracy.escalates();
-        Ok((v, accuracy.bits, accuracy.entry_bits, gate))
+        let estimate = EntryEstimate {
+            bits: accuracy.bits,
+            entry_bits: accuracy.entry_bits,
+            anchored: accuracy.anchored,
+            escalates: accuracy.escalates(),
+        };
+        Ok((v, estimate))
     }
 
     /// [`Factors::marginals_vjp`] with its running error estimate as a
@@ -563,6 +568,24 @@ pub const ENTRY_BITS: f64 = 42.0;
 /// fraction of the product's largest entry (in absolute value).
 const ENTRY_FLOOR: f64 = 1e-8;
 
+/// The running error estimate of an elimination product, as
+/// [`Eliminated::estimated_vjp_entrywise`] reports it (for calibration).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EntryEstimate {
+    /// Estimated correct bits norm-wise, after the column identities.
+    pub bits: f64,
+    /// The fewest estimated correct bits of an entry `≥ 1e-8` of the
+    /// largest, after the column identities.
+    pub entry_bits: f64,
+    /// The product ran on anchored numbers (some arc certain to `2⁻²⁶`;
+    /// then `Accurate` takes the elimination's product, not the dense one,
+    /// and the entry-wise gate applies).
+    pub anchored: bool,
+    /// [`Factors::marginals_vjp`] recomputes it in double-double
+    /// (`≈ 10×` the time).
+    pub escalates: bool,
+}
+
 /// The estimated accuracy of an elimination product.
 struct Accuracy {
     /// Correct bits norm-wise, `0..=53`.
@@ -576,7 +599,8 @@ struct Accuracy {
     /// The fewest estimated correct bits of an entry of the balanced
     /// product at least [`ENTRY_FLOOR`] of its largest, `0..=53`.
     entry_bits: f64,
-    /// The product ran on anchored numbers (some arc nearly certain).
+    /// The product ran on anchored numbers (some arc certain to `2⁻²⁶`):
+    /// the entry-wise gate applies.
     anchored: bool,
 }
 
