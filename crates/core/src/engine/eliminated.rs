@@ -353,6 +353,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
         let split = offset.abs() > rest;
         let anchored = nearly_certain(&mu, self.rooting);
+        let judged = anchored || spread_beyond_f64(&self.weights);
         // The split offset is taken from the root seeds as the elimination
         // seeds its numbers (exactly on anchored ones), like the centring.
         let split_offset = if split { offset } else { 0.0 };
@@ -377,7 +378,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             (v, [size, spread])
         };
         let judge = |(mut v, [mut size, mut spread]): Sized| {
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, anchored);
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, judged);
             if accuracy.bits >= DERIVATIVE_BITS {
                 return ((v, [size, spread]), accuracy);
             }
@@ -390,7 +391,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                 &self.weights,
                 self.rooting,
             );
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, anchored);
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, judged);
             ((v, [size, spread]), accuracy)
         };
         let (first, accuracy) = judge(with_roots(self.jvp(&direction, anchored)?));
@@ -577,9 +578,10 @@ pub struct EntryEstimate {
     /// The fewest estimated correct bits of an entry `≥ 1e-8` of the
     /// largest, after the column identities.
     pub entry_bits: f64,
-    /// The product ran on anchored numbers (some arc certain to `2⁻²⁶`;
-    /// then `Accurate` takes the elimination's product, not the dense one,
-    /// and the entry-wise gate applies).
+    /// The entry-wise gate applies: some arc is certain to `2⁻²⁶` (the
+    /// product runs on anchored numbers), or the word-arc weights into some
+    /// word span more than `2⁵³`; `Accurate` then takes the elimination's
+    /// product, not the dense one.
     pub anchored: bool,
     /// [`Factors::marginals_vjp`] recomputes it in double-double
     /// (`≈ 10×` the time).
@@ -599,8 +601,9 @@ struct Accuracy {
     /// The fewest estimated correct bits of an entry of the balanced
     /// product at least [`ENTRY_FLOOR`] of its largest, `0..=53`.
     entry_bits: f64,
-    /// The product ran on anchored numbers (some arc certain to `2⁻²⁶`):
-    /// the entry-wise gate applies.
+    /// The entry-wise gate applies: the product ran on anchored numbers
+    /// (some arc certain to `2⁻²⁶`), or the word-arc weights into some word
+    /// span more than `2⁵³` ([`spread_beyond_f64`]).
     anchored: bool,
 }
 
@@ -837,6 +840,33 @@ pub(crate) fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
         )
     });
     columns || (rooting == Rooting::Single && line(|| (1..n1).map(|m| mu[(0, m)]), threshold))
+}
+
+/// Whether the word-arc weights into some word span more than `f64`'s
+/// precision (largest `> 2⁵³ ×` smallest non-zero, scores more than 36.7
+/// apart): the nearly deterministic graphs (word-arc scores spread over
+/// `±50`) whose small derivatives are small by structure (weakly coupled
+/// words, which the rounding of the weights moves little) while the
+/// elimination's `f64` products lose up to 13 bits of them to sums that
+/// cancel (measured: `honest_accuracy`, `n = 25`). There the entry-wise gate
+/// ([`ENTRY_BITS`]) judges every product. On ordinary graphs (`N(0, 4²)`
+/// scores span about 18 within a word at `n = 36`) an entry far below the
+/// largest is mostly a covariance near zero by chance, which the weights'
+/// rounding moves as much, and the gate would fire on nearly every product
+/// at `n = 36` (`vjp_calibration gate`). `O(n²)`.
+pub(crate) fn spread_beyond_f64(weights: &Matrix<f64>) -> bool {
+    let n1 = weights.rows();
+    (1..n1).any(|m| {
+        let (mut top, mut low) = (0.0f64, f64::INFINITY);
+        for h in (1..n1).filter(|&h| h != m) {
+            let w = weights[(h, m)];
+            if w > 0.0 {
+                top = top.max(w);
+                low = low.min(w);
+            }
+        }
+        low * 2f64.powi(53) < top
+    })
 }
 
 /// The number types whose elimination runs a tangent along, tried first
