@@ -654,7 +654,7 @@ fn single_root_answers_ignore_the_root_scale() {
 /// `p`, then `q`, then the heads).
 fn example_spread_case(n: usize, labels: usize, seed: u64, rounded: bool) -> (Graph, Vec<usize>) {
     let mut rng = SplitMix64::new(seed);
-    let mut one = |rng: &mut SplitMix64| {
+    let one = |rng: &mut SplitMix64| {
         let per: Vec<Matrix<f64>> = (0..labels)
             .map(|_| {
                 let mut s = random::uniform_scores(rng, n, 50.0);
