@@ -301,7 +301,11 @@ fn main() {
             .skip(2)
             .filter_map(|a| a.parse().ok())
             .collect();
-        gate(if sizes.is_empty() { &[5, 10, 36] } else { &sizes });
+        gate(if sizes.is_empty() {
+            &[5, 10, 36]
+        } else {
+            &sizes
+        });
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("timing") {

@@ -634,13 +634,11 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         if !self.certified {
             return self.eliminated().marginals_vjp(seed);
         }
-        // Some arc certain to 2⁻²⁶, or word-arc weights into some word
-        // spanning more than 2⁵³: the elimination, whose running estimate
+        // Word-arc weights into some word spanning more than 2⁵³ (nearly
+        // deterministic graphs): the elimination, whose running estimate
         // judges every entry (and escalates by it), where the dense estimate
         // is only norm-wise.
-        if super::eliminated::spread_beyond_f64(&self.weights)
-            || super::eliminated::nearly_certain(&*self.marginals_kept()?, self.dense.rooting())
-        {
+        if super::eliminated::spread_beyond_f64(&self.weights) {
             return self.eliminated().marginals_vjp(seed);
         }
         let v = self.dense.marginals_vjp(seed)?;

@@ -601,8 +601,8 @@ pub struct EntryEstimate {
     pub entry_bits: f64,
     /// The entry-wise gate applies: some arc is certain to `2⁻²⁶` (the
     /// product runs on anchored numbers), or the word-arc weights into some
-    /// word span more than `2⁵³`; `Accurate` then takes the elimination's
-    /// product, not the dense one.
+    /// word span more than `2⁵³` (then `Accurate` takes the elimination's
+    /// product even where its dense one is certified).
     pub anchored: bool,
     /// [`Factors::marginals_vjp`] recomputes it in double-double
     /// (`≈ 10×` the time).
@@ -877,17 +877,23 @@ pub(crate) fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
 /// at `n = 36` (`vjp_calibration gate`). `O(n²)`.
 pub(crate) fn spread_beyond_f64(weights: &Matrix<f64>) -> bool {
     let n1 = weights.rows();
-    (1..n1).any(|m| {
-        let (mut top, mut low) = (0.0f64, f64::INFINITY);
-        for h in (1..n1).filter(|&h| h != m) {
-            let w = weights[(h, m)];
-            if w > 0.0 {
-                top = top.max(w);
-                low = low.min(w);
-            }
+    // Row by row (the weights' layout): walked column by column, with a
+    // test of nearly certain arcs on the marginals, this cost `Certified`
+    // 9% of a `grad_entropy` at `n = 36`; now 1.4% (callgrind on `op_loop
+    // grad_entropy 36 200 0 accurate`).
+    let mut state = vec![0.0f64; 2 * n1];
+    let (high, low) = state.split_at_mut(n1);
+    low.fill(f64::INFINITY);
+    for row in weights.as_slice().chunks_exact(n1).skip(1) {
+        for m in 0..n1 {
+            let w = row[m];
+            high[m] = if w > high[m] { w } else { high[m] };
+            let positive = if w > 0.0 { w } else { f64::INFINITY };
+            low[m] = if positive < low[m] { positive } else { low[m] };
         }
-        low * 2f64.powi(53) < top
-    })
+    }
+    let scale = 2f64.powi(53);
+    (1..n1).any(|m| low[m] * scale < high[m])
 }
 
 /// The number types whose elimination runs a tangent along, tried first
@@ -1025,5 +1031,28 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
 
     fn cancellation_free(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread_beyond_f64;
+    use crate::matrix::Matrix;
+
+    /// Word arcs into one word `2⁵⁴` apart span more than `f64`'s precision,
+    /// `2⁵²` apart do not; root arcs and zero weights do not count.
+    #[test]
+    fn spread_beyond_f64_reads_word_arcs_only() {
+        let weights = |ratio: f64, root: f64| {
+            let mut w = Matrix::from_fn(4, 4, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
+            w[(1, 3)] = ratio;
+            w[(0, 2)] = root;
+            w[(1, 2)] = 0.0;
+            w
+        };
+        assert!(spread_beyond_f64(&weights(2f64.powi(54), 1.0)));
+        assert!(!spread_beyond_f64(&weights(2f64.powi(52), 1.0)));
+        assert!(!spread_beyond_f64(&weights(1.0, 2f64.powi(-80))));
+        assert!(spread_beyond_f64(&weights(2f64.powi(-54), 1.0)));
     }
 }
