@@ -41,10 +41,12 @@
 //! `… --example vjp_calibration gate [n…]` (default `n = 5 10 36`): the
 //! entry-wise gate of the elimination (`ENTRY_BITS`) on `N(0, σ²)` graphs
 //! (`σ = 1, 2, 4`) and uniform ones in `±20`, `±50`, root shifts `0, −5,
-//! −10, −20`, the three seeds: how often `Accurate` takes a product from the
-//! elimination because some arc is certain to `2⁻²⁶`, how often it escalates
-//! it to double-double, and the fewest correct bits of an entry `≥ 1e-8` of
-//! the largest it returns.
+//! −10, −20`, the three seeds (20 graphs at `n ≤ 10`, 3 above): how often
+//! it applies and escalates, and the fewest correct bits of an entry
+//! `≥ 1e-8` of the largest that `Accurate` returns. Measured at `n = 5, 10,
+//! 36`: it never applies on the `N(0, σ²)` graphs; at `n = 36` it escalates
+//! 27–36 of 36 products of the `±20` and `±50` families and lifts their
+//! fewest entry bits from 34.5–37.6 to 43.5–44.8.
 
 #[path = "../tests/common/calibration.rs"]
 mod calibration;
@@ -241,11 +243,14 @@ fn entry_bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
 }
 
 /// The entry-wise gate of the elimination (`ENTRY_BITS`): per family and
-/// rooting, how many products `Accurate` takes from the elimination because
-/// some arc is certain to `2⁻²⁶` (`anchored`), how many of those it
-/// recomputes in double-double (`escalated`, `≈ 10×` the product's time),
-/// and the fewest correct bits of an entry `≥ 1e-8` of the largest that
-/// `Accurate` returns, against `HighPrecision<512>`.
+/// rooting, on how many products the gate applies (`anchored`: some arc
+/// certain to `2⁻²⁶`, or word-arc weights into a word more than `2⁵³`
+/// apart), how many products the elimination recomputes in double-double
+/// (`escalated`, `≈ 10×` the product's time; norm-wise or by the gate), how
+/// many products' entry-wise estimate is below `ENTRY_BITS` (what a gate
+/// on every graph would escalate), and the fewest correct bits of an entry
+/// `≥ 1e-8` of the largest that `Accurate` returns, against
+/// `HighPrecision<512>`.
 fn gate(sizes: &[usize]) {
     println!("| rooting | family | n | products | anchored | escalated | entry estimate < ENTRY_BITS | fewest entry bits returned |");
     println!("|---|---|---|---|---|---|---|---|");
