@@ -155,15 +155,23 @@
 //! `f64` weights can promise on some entries. Measured (`HONEST_FLOOR=1
 //! cargo run --profile test -p spantree-faer --example honest_accuracy`,
 //! whole bits), the elimination stays within 4–5 bits of that floor there
-//! (and ≥ 47 bits norm-wise); on word-arc scores spread over `±50` the
-//! floor is 43–52 bits and the worst gradient entry keeps 33–43, up to 16
-//! bits below it (the single-root attachment gradient at `n = 5`, whose
-//! worst entries are `1e-6` of the largest). The test `honest` asserts
-//! `min(40, floor) − 4` on the cases it runs. Closing
-//! those last bits would need the weights, the values and the tangents in
-//! about twice the precision (double-double: ~10× the multiply-adds), and
-//! even then the floor of the rounded weights stays unless the preparation
-//! is redone in that precision too. [`LnPositive`] adds its own loss: a
+//! (and ≥ 47 bits norm-wise). On word-arc scores spread over `±50` the
+//! floor is 43–52 bits, and the `f64` products kept 33–43, up to 16 bits
+//! below it: there a derivative far below the largest is small *by
+//! structure* (a word torn between two heads, weakly coupled to what the
+//! seed weighs; at `n = 5`, the second-order effect of a root swap of
+//! probability `2.5e-22` on such a word, `1e-6` of the largest entry),
+//! which the rounding of the weights moves little, while the elimination
+//! forms it as a difference of first-order terms (anchors help only where
+//! one term dominates a sum). The engines therefore judge those products
+//! entry by entry (`Eliminated`'s entry-wise gate: on the anchored route or
+//! where word-arc weights into a word span more than `2⁵³`) and recompute
+//! them in double-double, entry by entry the better of the two runs; then
+//! the worst gradient entry keeps 39–50 bits at `n = 5`–`60`, within 1–5
+//! of the floor (45–46 against 48–50 at `n = 12`, 39–41 against 43–46 at
+//! `n = 60`). Closing the rest would need
+//! the weights in about twice the precision, and the floor of the rounded
+//! weights stays unless the preparation is redone in that precision too. [`LnPositive`] adds its own loss: a
 //! value `e^{s}` held as `s` in `f64` has a relative error of `|s| ε`, about
 //! `log₂ |shift|` bits at root shift `shift`. So the engines run the
 //! marginals and every tangent in `f64` and go to log space only where a

@@ -634,6 +634,13 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         if !self.certified {
             return self.eliminated().marginals_vjp(seed);
         }
+        // Word-arc weights into some word spanning more than 2⁵³ (nearly
+        // deterministic graphs): the elimination, whose running estimate
+        // judges every entry (and escalates by it), where the dense estimate
+        // is only norm-wise.
+        if super::eliminated::spread_beyond_f64(&self.weights) {
+            return self.eliminated().marginals_vjp(seed);
+        }
         let v = self.dense.marginals_vjp(seed)?;
         match self.dense.product_route(seed, &v)? {
             DenseRoute::Dense(_) => Ok(v),

@@ -84,6 +84,27 @@ use crate::scalar::Sign;
 /// [`Inaccuracy::EliminationCancellation`] naming the arc of largest
 /// estimated error. The centring offsets enter anchored numbers exactly
 /// ([`Tangent::seeded_minus`]), since no size could see their rounding.
+///
+/// # Entry by entry, on nearly deterministic graphs
+///
+/// A norm-wise estimate lets an entry `1e-6` of the largest lose 20 bits
+/// unseen. Where the product runs on anchored numbers (some arc certain to
+/// `2⁻²⁶`) or the word-arc weights into some word span more than `2⁵³`
+/// (`spread_beyond_f64`), the same estimate is also read entry by entry:
+/// an entry `≥ 1e-8` of the largest estimated below [`ENTRY_BITS`] sends
+/// the product to [`WideDual`] too, and each entry is taken from the run
+/// whose estimate of it is smaller (double-double dual numbers keep `2⁻¹⁰⁴`
+/// of the *uncancelled* size, which on a nearly certain word is `1e20`
+/// times the entry, where anchors cancel exactly). Measured
+/// (`HONEST_FLOOR=1 cargo run --profile test -p spantree-faer --example
+/// honest_accuracy`, spread family): the worst gradient entry from 35 to
+/// 50 bits at `n = 5` (floor 51), 33–38 to 42–44 at `n = 25` (floor 43–46),
+/// 37–38 to 39–41 at `n = 60` (floor 43–46). On ordinary graphs the gate
+/// never applies (`vjp_calibration gate`: no product of `N(0, 1)`,
+/// `N(0, 2²)`, `N(0, 4²)` graphs at `n = 5, 10, 36`), where an entry far
+/// below the largest is mostly a covariance near zero by chance, which the
+/// weights' rounding moves as much, and read entry-wise the estimate would
+/// escalate nearly every product at `n = 36`.
 pub struct Eliminated<P, F: Factorization<Scalar = f64>> {
     weights: Matrix<f64>,
     /// The weights, single-root with the root row scaled by `root_scale`
@@ -268,6 +289,28 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         Ok((v, accuracy.bits))
     }
 
+    /// [`Eliminated::estimated_vjp`] with the entry-wise estimate too:
+    /// `(J ḡ, norm-wise bits, fewest bits of an entry ≥ 1e-8 of the
+    /// largest)`, both after the model's column identities, and whether
+    /// [`Factors::marginals_vjp`] would escalate this product to
+    /// double-double (the gate of [`ENTRY_BITS`]). For calibration.
+    ///
+    /// # Errors
+    /// As [`elimination::marginals`].
+    pub fn estimated_vjp_entrywise(
+        &self,
+        seed: &Matrix<f64>,
+    ) -> Result<(Matrix<f64>, EntryEstimate), Numerical> {
+        let (v, accuracy) = self.sized_vjp(seed, false)?;
+        let estimate = EntryEstimate {
+            bits: accuracy.bits,
+            entry_bits: accuracy.entry_bits,
+            anchored: accuracy.anchored,
+            escalates: accuracy.escalates(),
+        };
+        Ok((v, estimate))
+    }
+
     /// [`Factors::marginals_vjp`] with its running error estimate as a
     /// [`VjpAccuracy`] (absolute error and norm of the product after the
     /// model's column identities): for a dense engine that escalates a
@@ -310,6 +353,8 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                 arc: (0, 1),
                 error: 0.0,
                 norm: 0.0,
+                entry_bits: 53.0,
+                anchored: false,
             };
             return Ok((Matrix::zeros(n1, n1), accuracy));
         }
@@ -329,6 +374,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
         let split = offset.abs() > rest;
         let anchored = nearly_certain(&mu, self.rooting);
+        let judged = anchored || spread_beyond_f64(&self.weights);
         // The split offset is taken from the root seeds as the elimination
         // seeds its numbers (exactly on anchored ones), like the centring.
         let split_offset = if split { offset } else { 0.0 };
@@ -350,9 +396,12 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                     *q = q.hypot(offset * y);
                 }
             }
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
+            (v, [size, spread])
+        };
+        let judge = |(mut v, [mut size, mut spread]): Sized| {
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, judged);
             if accuracy.bits >= DERIVATIVE_BITS {
-                return (v, accuracy);
+                return ((v, [size, spread]), accuracy);
             }
             // Before a refusal, what is zero by structure: the covariance of
             // an arc in no tree, or in every tree (the one live head of its
@@ -363,12 +412,12 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                 &self.weights,
                 self.rooting,
             );
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting);
-            (v, accuracy)
+            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, judged);
+            ((v, [size, spread]), accuracy)
         };
-        let (v, accuracy) = with_roots(self.jvp(&direction, anchored)?);
-        if accuracy.bits >= DERIVATIVE_BITS || !escalate {
-            return Ok((v, accuracy));
+        let (first, accuracy) = judge(with_roots(self.jvp(&direction, anchored)?));
+        if !accuracy.escalates() || !escalate {
+            return Ok((first.0, accuracy));
         }
         // Escalation: the same product in double-double, whose rounding
         // errors are `2⁻⁵²` times those of `f64` against the same size.
@@ -380,13 +429,25 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                     size.map(|&s| s * f64::EPSILON),
                     spread.map(|&s| s * f64::EPSILON),
                 ];
-                let (wide, wide_accuracy) = with_roots((wide, size));
-                if wide_accuracy.bits > accuracy.bits {
-                    return Ok((wide, wide_accuracy));
+                let wide = with_roots((wide, size));
+                // Anchored, entry by entry the better of the two: double-double
+                // dual numbers keep `2⁻¹⁰⁴` of the *uncancelled* size, which
+                // on a nearly certain word is `1e20` times the entry (where
+                // the anchors cancel exactly), and `f64` anchored numbers keep
+                // `2⁻⁵²` of remainders that cancel where no term dominates (a
+                // word torn between two heads): each entry from the run whose
+                // running estimate of it is smaller.
+                let wide = if anchored { merged(&first, wide) } else { wide };
+                let (wide, wide_accuracy) = judge(wide);
+                if wide_accuracy.bits > accuracy.bits
+                    || (wide_accuracy.bits >= DERIVATIVE_BITS
+                        && wide_accuracy.entry_bits > accuracy.entry_bits)
+                {
+                    return Ok((wide.0, wide_accuracy));
                 }
-                Ok((v, accuracy))
+                Ok((first.0, accuracy))
             }
-            _ => Ok((v, accuracy)),
+            _ => Ok((first.0, accuracy)),
         }
     }
 
@@ -487,6 +548,24 @@ pub(crate) fn eliminated_columns(
 /// ([`Tangent::tangent_size`], [`Tangent::tangent_spread`]).
 type Sized = (Matrix<f64>, [Matrix<f64>; 2]);
 
+/// Entry by entry, the entry of `a` or of `b` (with its size and spread)
+/// whose estimated error (`spread`, or `size` where the spread is not
+/// finite) is smaller. `O(n²)`.
+fn merged(a: &Sized, b: Sized) -> Sized {
+    let (mut v, [mut size, mut spread]) = b;
+    let error = |s: f64, q: f64| if q.is_finite() { q } else { s };
+    for i in 0..v.as_slice().len() {
+        let (sa, qa) = (a.1[0].as_slice()[i], a.1[1].as_slice()[i]);
+        let (sb, qb) = (size.as_slice()[i], spread.as_slice()[i]);
+        if error(sa, qa) < error(sb, qb) {
+            v.as_mut_slice()[i] = a.0.as_slice()[i];
+            size.as_mut_slice()[i] = sa;
+            spread.as_mut_slice()[i] = qa;
+        }
+    }
+    (v, [size, spread])
+}
+
 /// A seed and two offsets to take from it ([`centred`]).
 type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
 
@@ -499,6 +578,37 @@ type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
 /// closest; `2` adds a bit.
 const ELIMINATION_ERROR_FACTOR: f64 = 2.0;
 
+/// The entry-wise gate of the elimination's products: on the anchored
+/// route (some arc certain to `2⁻²⁶`, [`nearly_certain`]), a product one
+/// of whose entries `≥ 1e-8` of the largest keeps fewer than this many bits
+/// by the running error estimate ([`Accuracy::entry_bits`]) is recomputed
+/// on [`WideDual`] numbers, although it keeps [`DERIVATIVE_BITS`]
+/// norm-wise. See [`Accuracy::escalates`].
+pub const ENTRY_BITS: f64 = 42.0;
+
+/// The entries the entry-wise estimate judges: those at least this
+/// fraction of the product's largest entry (in absolute value).
+const ENTRY_FLOOR: f64 = 1e-8;
+
+/// The running error estimate of an elimination product, as
+/// [`Eliminated::estimated_vjp_entrywise`] reports it (for calibration).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EntryEstimate {
+    /// Estimated correct bits norm-wise, after the column identities.
+    pub bits: f64,
+    /// The fewest estimated correct bits of an entry `≥ 1e-8` of the
+    /// largest, after the column identities.
+    pub entry_bits: f64,
+    /// The entry-wise gate applies: some arc is certain to `2⁻²⁶` (the
+    /// product runs on anchored numbers), or the word-arc weights into some
+    /// word span more than `2⁵³` (then `Accurate` takes the elimination's
+    /// product even where its dense one is certified).
+    pub anchored: bool,
+    /// [`Factors::marginals_vjp`] recomputes it in double-double
+    /// (`≈ 10×` the time).
+    pub escalates: bool,
+}
+
 /// The estimated accuracy of an elimination product.
 struct Accuracy {
     /// Correct bits norm-wise, `0..=53`.
@@ -509,6 +619,13 @@ struct Accuracy {
     error: f64,
     /// The norm of the balanced product.
     norm: f64,
+    /// The fewest estimated correct bits of an entry of the balanced
+    /// product at least [`ENTRY_FLOOR`] of its largest, `0..=53`.
+    entry_bits: f64,
+    /// The entry-wise gate applies: the product ran on anchored numbers
+    /// (some arc certain to `2⁻²⁶`), or the word-arc weights into some word
+    /// span more than `2⁵³` ([`spread_beyond_f64`]).
+    anchored: bool,
 }
 
 impl Accuracy {
@@ -525,6 +642,7 @@ impl Accuracy {
         [size, spread]: [&Matrix<f64>; 2],
         mu: &Matrix<f64>,
         rooting: Rooting,
+        anchored: bool,
     ) -> Self {
         let n1 = v.rows();
         let mut balanced = [v.clone()];
@@ -588,12 +706,33 @@ impl Accuracy {
                 b.clamp(0.0, 53.0)
             }
         };
+        let largest = balanced
+            .as_slice()
+            .iter()
+            .fold(0.0f64, |a, x| a.max(x.abs()));
+        let mut entry_bits = 53.0f64;
+        for (x, e) in balanced.as_slice().iter().zip(error.as_slice()) {
+            if *x != 0.0 && x.abs() >= ENTRY_FLOOR * largest && *e > 0.0 {
+                let b = -(e / x.abs()).log2();
+                entry_bits = entry_bits.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
+            }
+        }
         Accuracy {
             bits,
             arc: worst,
             error: total,
             norm,
+            entry_bits,
+            anchored,
         }
+    }
+
+    /// Whether [`Factors::marginals_vjp`] recomputes the product in
+    /// double-double: below [`DERIVATIVE_BITS`] norm-wise, or, on the
+    /// anchored route only, below [`ENTRY_BITS`] on some entry `≥ 1e-8` of
+    /// the largest.
+    fn escalates(&self) -> bool {
+        self.bits < DERIVATIVE_BITS || (self.anchored && self.entry_bits < ENTRY_BITS)
     }
 
     /// `Ok` when the product keeps [`DERIVATIVE_BITS`] norm-wise by the
@@ -705,7 +844,7 @@ fn centred(
 /// [`Dual`] is cheaper and, when no term of a sum dominates, 2–5 bits more
 /// accurate (anchored remainders then carry `O(|θ̇|)` parts that cancel).
 /// `O(n²)`.
-fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
+pub(crate) fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
     let n1 = mu.rows();
     let threshold = 2f64.powi(-26);
     // Two passes over the line, no buffer: this runs once per product, and
@@ -722,6 +861,39 @@ fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
         )
     });
     columns || (rooting == Rooting::Single && line(|| (1..n1).map(|m| mu[(0, m)]), threshold))
+}
+
+/// Whether the word-arc weights into some word span more than `f64`'s
+/// precision (largest `> 2⁵³ ×` smallest non-zero, scores more than 36.7
+/// apart): the nearly deterministic graphs (word-arc scores spread over
+/// `±50`) whose small derivatives are small by structure (weakly coupled
+/// words, which the rounding of the weights moves little) while the
+/// elimination's `f64` products lose up to 13 bits of them to sums that
+/// cancel (measured: `honest_accuracy`, `n = 25`). There the entry-wise gate
+/// ([`ENTRY_BITS`]) judges every product. On ordinary graphs (`N(0, 4²)`
+/// scores span about 18 within a word at `n = 36`) an entry far below the
+/// largest is mostly a covariance near zero by chance, which the weights'
+/// rounding moves as much, and the gate would fire on nearly every product
+/// at `n = 36` (`vjp_calibration gate`). `O(n²)`.
+pub(crate) fn spread_beyond_f64(weights: &Matrix<f64>) -> bool {
+    let n1 = weights.rows();
+    // Row by row (the weights' layout): walked column by column, with a
+    // test of nearly certain arcs on the marginals, this cost `Certified`
+    // 9% of a `grad_entropy` at `n = 36`; now 1.4% (callgrind on `op_loop
+    // grad_entropy 36 200 0 accurate`).
+    let mut state = vec![0.0f64; 2 * n1];
+    let (high, low) = state.split_at_mut(n1);
+    low.fill(f64::INFINITY);
+    for row in weights.as_slice().chunks_exact(n1).skip(1) {
+        for m in 0..n1 {
+            let w = row[m];
+            high[m] = if w > high[m] { w } else { high[m] };
+            let positive = if w > 0.0 { w } else { f64::INFINITY };
+            low[m] = if positive < low[m] { positive } else { low[m] };
+        }
+    }
+    let scale = 2f64.powi(53);
+    (1..n1).any(|m| low[m] * scale < high[m])
 }
 
 /// The number types whose elimination runs a tangent along, tried first
@@ -859,5 +1031,28 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
 
     fn cancellation_free(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread_beyond_f64;
+    use crate::matrix::Matrix;
+
+    /// Word arcs into one word `2⁵⁴` apart span more than `f64`'s precision,
+    /// `2⁵²` apart do not; root arcs and zero weights do not count.
+    #[test]
+    fn spread_beyond_f64_reads_word_arcs_only() {
+        let weights = |ratio: f64, root: f64| {
+            let mut w = Matrix::from_fn(4, 4, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
+            w[(1, 3)] = ratio;
+            w[(0, 2)] = root;
+            w[(1, 2)] = 0.0;
+            w
+        };
+        assert!(spread_beyond_f64(&weights(2f64.powi(54), 1.0)));
+        assert!(!spread_beyond_f64(&weights(2f64.powi(52), 1.0)));
+        assert!(!spread_beyond_f64(&weights(1.0, 2f64.powi(-80))));
+        assert!(spread_beyond_f64(&weights(2f64.powi(-54), 1.0)));
     }
 }

@@ -38,7 +38,7 @@ pub use derivative_check::{
     VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS, SINGLE_ROOT_LARGEST_FACTOR,
     VJP_ERROR_FACTOR,
 };
-pub use eliminated::{Eliminated, WithTangent};
+pub use eliminated::{Eliminated, EntryEstimate, WithTangent, ENTRY_BITS};
 pub use prepared::{PerLabel, Prepared};
 
 use crate::error::{Numerical, Result};
