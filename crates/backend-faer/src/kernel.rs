@@ -44,7 +44,9 @@ pub(crate) struct Rows<'a> {
 
 impl<'a> Rows<'a> {
     /// The first `count` rows, each cut to `width` (one bounds check here
-    /// rather than one per row and tile).
+    /// rather than one per row and tile). Inlined: as a call (once per
+    /// tile), the tile's accumulators went through the stack around it.
+    #[inline(always)]
     fn iter(&self, count: usize, width: usize) -> impl Iterator<Item = &'a [f64]> + 'a {
         let len = if count == 0 {
             0
@@ -132,7 +134,11 @@ pub(crate) fn update_rows<'a, S: Simd>(
         group[len] = Some((dst, coefs));
         len += 1;
         if len == ROWS {
-            let [a, b, c, d] = std::mem::take(&mut group).map(|x| x.expect("a full group"));
+            // Destructured rather than `array::map` (a closure, called out
+            // of line).
+            let [Some(a), Some(b), Some(c), Some(d)] = std::mem::take(&mut group) else {
+                unreachable!("a full group of ROWS rows");
+            };
             if a.0.len() % S::F64_LANES == 0 {
                 tiles(
                     simd,
