@@ -1000,6 +1000,16 @@ fn factorise_panel<S: Simd>(
 mod tests {
     use super::*;
 
+    /// Uniform numbers in `[0, 1)` from a xorshift generator seeded by `s`.
+    fn uniform(mut s: u64) -> impl FnMut() -> f64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
     /// The textbook unblocked `getf2`, row-major, one column at a time,
     /// updates by fused multiply-adds: the definition the blocked
     /// factorisation must reproduce.
@@ -1086,13 +1096,7 @@ mod tests {
     /// differ where a zero term is added).
     #[test]
     fn register_block_inverse_is_the_plain_loop() {
-        let mut s = 0x1_5eed_u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniform(0x1_5eed);
         for n in 1..=70 {
             for sparse in [false, true] {
                 let a: Vec<f64> = (0..n * n)
@@ -1169,13 +1173,7 @@ mod tests {
     /// detected instruction set and on the scalar one.
     #[test]
     fn blocked_factors_are_getf2_bit_for_bit() {
-        let mut s = 0x5eed_u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniform(0x5eed);
         for n in 0..=70 {
             for kind in 0..3 {
                 let a: Vec<f64> = (0..n * n)

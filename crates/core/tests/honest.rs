@@ -654,35 +654,8 @@ fn single_root_answers_ignore_the_root_scale() {
 /// `p`, then `q`, then the heads).
 fn example_spread_case(n: usize, labels: usize, seed: u64, rounded: bool) -> (Graph, Vec<usize>) {
     let mut rng = SplitMix64::new(seed);
-    let one = |rng: &mut SplitMix64| {
-        let per: Vec<Matrix<f64>> = (0..labels)
-            .map(|_| {
-                let mut s = random::uniform_scores(rng, n, 50.0);
-                for m in 1..=n {
-                    s[(0, m)] = rng.normal();
-                }
-                s
-            })
-            .collect();
-        let rows: Vec<Vec<Vec<f64>>> = (0..=n)
-            .map(|h| {
-                (0..=n)
-                    .map(|m| {
-                        per.iter()
-                            .map(|s| if rounded { s[(h, m)].exp() } else { s[(h, m)] })
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
-        if rounded {
-            Graph::from_labeled_weights(&rows).expect("valid")
-        } else {
-            Graph::from_labeled_scores(&rows).expect("valid")
-        }
-    };
-    let p = one(&mut rng);
-    let _q = one(&mut rng);
+    let p = graph(&mut rng, n, SPREAD, labels, rounded);
+    let _q = graph(&mut rng, n, SPREAD, labels, rounded);
     let heads = (1..=n)
         .map(|m| if m == 1 { 0 } else { rng.below(m - 1) + 1 })
         .collect();

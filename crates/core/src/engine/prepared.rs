@@ -373,29 +373,36 @@ fn unlabeled_scores<S: FromScore, W: Scalar>(
     graph: &Graph<W>,
     shifted: bool,
 ) -> Result<Prepared<S>> {
-    Arch::new().dispatch(UnlabeledScores {
+    Arch::new().dispatch(FromScores {
         graph,
         shifted,
+        labeled: false,
         scalar: PhantomData::<S>,
     })
 }
 
-/// The arguments of [`unlabeled_scores`], run under one instruction-set
-/// dispatch: the exponentials of every row ([`exp_row`], what
-/// [`exp_differences`](crate::linalg::exp_differences) runs) and the element-wise loops around them
-/// compiled for the detected instruction set.
-struct UnlabeledScores<'a, S, W> {
+/// The arguments of [`unlabeled_scores`] and [`labeled_scores`], run under
+/// one instruction-set dispatch: the exponentials of every row
+/// ([`exp_row`], what [`exp_differences`](crate::linalg::exp_differences)
+/// runs) and the element-wise loops around them compiled for the detected
+/// instruction set.
+struct FromScores<'a, S, W> {
     graph: &'a Graph<W>,
     shifted: bool,
+    labeled: bool,
     scalar: PhantomData<S>,
 }
 
-impl<S: FromScore, W: Scalar> WithSimd for UnlabeledScores<'_, S, W> {
+impl<S: FromScore, W: Scalar> WithSimd for FromScores<'_, S, W> {
     type Output = Result<Prepared<S>>;
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Result<Prepared<S>> {
-        unlabeled_rows(simd, self.graph, self.shifted)
+        if self.labeled {
+            labeled_rows(simd, self.graph, self.shifted)
+        } else {
+            unlabeled_rows(simd, self.graph, self.shifted)
+        }
     }
 }
 
@@ -514,28 +521,12 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
 /// # Errors
 /// [`Error::Overflow`] for a collapsed weight above `f64`'s range (as given only).
 fn labeled_scores<S: FromScore, W: Scalar>(graph: &Graph<W>, shifted: bool) -> Result<Prepared<S>> {
-    Arch::new().dispatch(LabeledScores {
+    Arch::new().dispatch(FromScores {
         graph,
         shifted,
+        labeled: true,
         scalar: PhantomData::<S>,
     })
-}
-
-/// The arguments of [`labeled_scores`], run under one instruction-set
-/// dispatch (the exponentials of every row and the loops around them).
-struct LabeledScores<'a, S, W> {
-    graph: &'a Graph<W>,
-    shifted: bool,
-    scalar: PhantomData<S>,
-}
-
-impl<S: FromScore, W: Scalar> WithSimd for LabeledScores<'_, S, W> {
-    type Output = Result<Prepared<S>>;
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, simd: Sm) -> Result<Prepared<S>> {
-        labeled_rows(simd, self.graph, self.shifted)
-    }
 }
 
 /// The body of [`labeled_scores`].
