@@ -162,6 +162,18 @@ impl LostArc {
     }
 }
 
+/// [`Error::Overflow`] for arc `head → dependent` of log-weight `score`.
+fn overflow(head: usize, dependent: usize, score: f64) -> Error {
+    Error::Overflow {
+        arc: ArcRef {
+            head,
+            dependent,
+            label: None,
+        },
+        score,
+    }
+}
+
 /// Whether an `f64` weight of an allowed arc lost bits to underflow.
 fn underflowed(w: f64) -> bool {
     w < f64::MIN_POSITIVE
@@ -269,16 +281,7 @@ impl<S: FromScore> Prepared<S> {
                                 }
                                 S::from_f64(e)
                             }
-                            None => {
-                                return Err(Error::Overflow {
-                                    arc: ArcRef {
-                                        head: h,
-                                        dependent: m,
-                                        label: None,
-                                    },
-                                    score: lw,
-                                })
-                            }
+                            None => return Err(overflow(h, m, lw)),
                         }
                     }
                 };
@@ -467,14 +470,7 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             // infinite elsewhere (`Graph::powered`) is left to the checks of
             // `ln Z` (not finite), as the per-arc loop did.
             if !shifted && !x.is_finite() {
-                return Err(Error::Overflow {
-                    arc: ArcRef {
-                        head: h,
-                        dependent: m,
-                        label: None,
-                    },
-                    score: theta,
-                });
+                return Err(overflow(h, m, theta));
             }
             if underflowed(x) {
                 let c = if shifted { shift[m] } else { best[m] };
@@ -637,14 +633,7 @@ fn labeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             for h in (0..n1).filter(|&h| graph.is_allowed(h, m)) {
                 let x = weights[(h, m)].to_f64();
                 if !shifted && !x.is_finite() {
-                    return Err(Error::Overflow {
-                        arc: ArcRef {
-                            head: h,
-                            dependent: m,
-                            label: None,
-                        },
-                        score: graph.log_weight(h, m),
-                    });
+                    return Err(overflow(h, m, graph.log_weight(h, m)));
                 }
                 if underflowed(x) {
                     let arc = LostArc {
