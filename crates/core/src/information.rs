@@ -155,35 +155,22 @@ where
     /// ```
     pub fn entropy(&self) -> Result<E::Scalar> {
         let ln_det = self.ln_det_scaled()?;
-        if self.prepared.from_scores && self.graph().is_some() {
-            // One score per arc: the contraction of `contract_label_marginals`
-            // in the same order, the log-weights read off the scores in
-            // passing (no matrix of them).
-            let mu = self.marginals_kept()?;
-            let mu = mu.as_slice();
-            let mut total = E::Scalar::zero();
-            self.visit_log_weights_from_scores(true, |k, x| {
-                if !mu[k].is_zero() {
-                    total += mu[k].clone() * x;
-                }
-            });
-            return Ok(ln_det - total);
-        }
-        if self.is_labeled() {
-            // Labeled scores: the contraction of `contract_label_marginals`
-            // in the same order, the log-weights read off the scores.
-            let mu = self.marginals_kept()?;
-            let mu = mu.as_slice();
-            let mut total = E::Scalar::zero();
-            let read = self.visit_label_log_weights(true, |l, k, x| {
-                let m = self.label_share_times(l, k, &mu[k]);
-                if !m.is_zero() {
-                    total += m * x;
-                }
-            });
-            if read {
-                return Ok(ln_det - total);
+        // Built from scores: the contraction of `contract_label_marginals`
+        // in the same order, the log-weights read off the scores in passing
+        // (no matrix of them, no logarithm).
+        let mu = self.marginals_kept()?;
+        let mu = mu.as_slice();
+        let mut total = E::Scalar::zero();
+        let mut add = |l: usize, k: usize, x: E::Scalar| {
+            let m = self.label_share_times(l, k, &mu[k]);
+            if !m.is_zero() {
+                total += m * x;
             }
+        };
+        if self.visit_log_weights_from_scores(true, |k, x| add(0, k, x))
+            || self.visit_label_log_weights(true, &mut add)
+        {
+            return Ok(ln_det - total);
         }
         let expected_log_weight = self.contract_label_marginals(&self.scaled_log_weights())?;
         Ok(ln_det - expected_log_weight)
