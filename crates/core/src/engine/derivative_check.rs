@@ -725,7 +725,7 @@ fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
 /// writes `ḡ − c_m` and takes the largest `|ḡ − c_m|`; a third rewrites the
 /// columns where `c_m` does not lower it (none, mostly). Every loop over a
 /// row is branch-free. `O(n²)`, one allocation for the state besides the
-/// result (written once, not zero-filled first).
+/// result.
 fn centred_f64(seed: &[f64], w: &[f64], mu: &[f64], n1: usize, single: bool) -> Vec<f64> {
     Arch::new().dispatch(CentredF64 {
         seed,
@@ -838,26 +838,32 @@ fn centred_f64_body(seed: &[f64], w: &[f64], mu: &[f64], n1: usize, single: bool
     if single && constant {
         return vec![0.0; n1 * n1];
     }
-    let mut out = Vec::with_capacity(n1 * n1);
-    for (sr, wr) in seed.chunks_exact(n1).zip(w.chunks_exact(n1)) {
-        let (sr, wr, c, live) = (&sr[..n1], &wr[..n1], &c[..n1], &live[..n1]);
-        let centre = &mut centre[..n1];
-        out.extend((0..n1).map(|m| {
-            let on = (live[m] == 1.0) & (wr[m] != 0.0);
+    // Per column, whether `c` is finite where the column is live (a
+    // non-finite `c` is dropped below: no `max` with it), in `first`.
+    for ((f, l), c) in first.iter_mut().zip(live.iter()).zip(c.iter()) {
+        *f = if *l == 1.0 && c.is_finite() { 1.0 } else { 0.0 };
+    }
+    let finite = &*first;
+    let mut out = vec![0.0f64; n1 * n1];
+    for ((or, sr), wr) in out
+        .chunks_exact_mut(n1)
+        .zip(seed.chunks_exact(n1))
+        .zip(w.chunks_exact(n1))
+    {
+        let (or, sr, wr, c) = (&mut or[..n1], &sr[..n1], &wr[..n1], &c[..n1]);
+        let (live, finite, centre) = (&live[..n1], &finite[..n1], &mut centre[..n1]);
+        for m in 0..n1 {
+            let allowed = wr[m] != 0.0;
+            let on = (live[m] == 1.0) & allowed;
             let d = sr[m] - c[m];
-            // A non-finite `c` is dropped below: no `max` with it.
-            let counted = on & c[m].is_finite();
+            let counted = (finite[m] == 1.0) & allowed;
             centre[m] = if counted {
                 centre[m].max(d.abs())
             } else {
                 centre[m]
             };
-            if on {
-                d
-            } else {
-                0.0
-            }
-        }));
+            or[m] = if on { d } else { 0.0 };
+        }
     }
     // `c` only where finite and lowering the largest `|ḡ|`; the columns
     // where it is dropped are written again with `ḡ − 0`.
