@@ -298,7 +298,7 @@ impl<E: Engine> Model<E> {
     pub(crate) fn marginals_kept(&self) -> Result<std::borrow::Cow<'_, Matrix<E::Scalar>>> {
         self.ready()?;
         let mu = self.factors.marginals_kept()?;
-        if mu.as_slice().iter().all(Scalar::is_finite) {
+        if all_finite(mu.as_slice()) {
             Ok(mu)
         } else {
             Err(Numerical::NotFinite.into())
@@ -452,6 +452,32 @@ impl<E: Engine> Model<E> {
         true
     }
 
+    /// `−θ` on every arc of nonzero prepared weight and `0` elsewhere, the
+    /// entropy's seed, when the model was built from one score per arc (as
+    /// [`Model::visit_log_weights_from_scores`] unshifted, negated): one
+    /// sweep, the matrix written once. `None` otherwise.
+    /// `O(n²)`.
+    pub(crate) fn scores_seed(&self) -> Option<Matrix<E::Scalar>> {
+        let graph = self.source.as_ref().filter(|_| self.prepared.from_scores)?;
+        let w = self.factors.weights();
+        let n1 = w.rows();
+        let seed = w
+            .as_slice()
+            .iter()
+            .zip(graph.raw_values())
+            .map(|(x, &t)| {
+                // Forbidden arcs' scores may be `−∞`: not converted (for
+                // `f64` the compiler selects rather than branches).
+                if x.is_zero() {
+                    E::Scalar::zero()
+                } else {
+                    -E::Scalar::from_f64(t - 0.0)
+                }
+            })
+            .collect();
+        Some(Matrix::from_row_major(n1, n1, seed))
+    }
+
     /// Calls `f(ℓ, k, ln w'_{kℓ})` for every label `ℓ` and arc `k`
     /// (row-major index in the `(n+1) × (n+1)` layout) of nonzero prepared
     /// label weight `w'_k s_{kℓ}`, label by label and in order, with
@@ -590,7 +616,7 @@ pub const DERIVATIVE_TOLERANCE: f64 = 9.094_947_017_729_282e-13;
 
 /// The matrix, or [`Numerical::NotFinite`] when an entry is NaN or infinite.
 fn finite<S: Scalar>(m: Matrix<S>) -> Result<Matrix<S>> {
-    if m.as_slice().iter().all(Scalar::is_finite) {
+    if all_finite(m.as_slice()) {
         Ok(m)
     } else {
         Err(Numerical::NotFinite.into())
@@ -615,4 +641,11 @@ pub fn arc_marginals<E: Engine>(
     rooting: Rooting,
 ) -> Result<Matrix<E::Scalar>> {
     Model::new(engine, graph, rooting)?.marginals()
+}
+
+/// Whether every entry is finite, without stopping at the first that is
+/// not: a branch-free sweep the compiler vectorises for `f64` (the entries
+/// are finite but on failure paths). `O(len)`.
+pub(crate) fn all_finite<S: Scalar>(m: &[S]) -> bool {
+    m.iter().fold(true, |all, x| all & x.is_finite())
 }

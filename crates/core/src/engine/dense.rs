@@ -143,7 +143,7 @@ impl<F: Factorization> Dense<F> {
     /// model asks once per product).
     fn last_of(&self, seed: &Matrix<F::Scalar>) -> Option<LastProduct<F::Scalar>> {
         let last = self.last.lock().ok().and_then(|mut l| l.take());
-        last.filter(|l| l.seed == *seed)
+        last.filter(|l| same_entries(&l.seed, seed))
     }
 
     /// Keeps `seed`, its centred form and the estimate of the product
@@ -432,6 +432,19 @@ impl<F: Factorization> Factors for Dense<F> {
             });
         Err(Numerical::Inaccurate { cause, bits })
     }
+}
+
+/// Whether two matrices are equal entry by entry (`==`, so a NaN equals
+/// nothing), without stopping at the first difference: a branch-free
+/// sweep the compiler vectorises for `f64` (the seeds of one product are
+/// equal, so an early exit saves nothing). `O(n²)`.
+fn same_entries<S: Scalar>(a: &Matrix<S>, b: &Matrix<S>) -> bool {
+    a.rows() == b.rows()
+        && a.cols() == b.cols()
+        && a.as_slice()
+            .iter()
+            .zip(b.as_slice())
+            .fold(true, |same, (x, y)| same & (x == y))
 }
 
 /// The first word whose Laplacian diagonal (`ρ_m + Σ_h A[h][m]` multi-root,

@@ -12,6 +12,8 @@ use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::matrix::Matrix;
 use crate::scalar::Scalar;
+use pulp::{Arch, Simd, WithSimd};
+use std::any::Any;
 
 /// The fewest correct bits, norm-wise, that a derivative from the dense
 /// inverse must keep by [`VjpAccuracy`] to be returned: `45`, the bar every
@@ -153,7 +155,8 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// other words carry the norm.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VjpAccuracy {
-    /// The estimated absolute error `c ε s ‖size‖₂`.
+    /// The estimated absolute error `c ε s ‖size‖₂` (for `f64`, times
+    /// `1 + 4 (n+1)² ε`: the order of its sums, see `over_f64`).
     pub error: f64,
     /// `‖v̂‖₂`, the norm of the product as computed.
     pub norm: f64,
@@ -214,8 +217,21 @@ impl VjpAccuracy {
     /// without the single-root floor from one pass (the floor needs only
     /// the largest size beside `‖size‖₂`). Row by row over the
     /// slices, the sizes summed in the order of
-    /// [`arc_entries`](crate::laplacian::arc_entries). `O(n²)`.
+    /// [`arc_entries`](crate::laplacian::arc_entries); for `f64` over every
+    /// allowed arc, per column first and with the error raised by
+    /// `1 + 4 (n+1)² ε` for that order (`over_f64`). `O(n²)`.
     fn over<S: Scalar>(product: &DenseProduct<'_, S>, live: Option<&[bool]>) -> Estimates {
+        if live.is_none() {
+            if let Some(estimates) = over_f64(product) {
+                return estimates;
+            }
+        }
+        Self::over_generic(product, live)
+    }
+
+    /// [`VjpAccuracy::over`] for any scalar, the sums in the order stated
+    /// there.
+    fn over_generic<S: Scalar>(product: &DenseProduct<'_, S>, live: Option<&[bool]>) -> Estimates {
         let DenseProduct {
             centred,
             weights,
@@ -500,11 +516,37 @@ pub(crate) fn refusal<S: Scalar>(
 /// the marginals `mu`) where that lowers the column's largest `|ḡ|` (else
 /// `c_m = 0`), and the column exactly zero when every allowed arc into `m`
 /// has the same seed. Arcs of weight zero get `0`. `O(n²)`: three sweeps
-/// row by row, each column's sums taken in the order of `h`.
+/// row by row, each column's sums taken in the order of `h` (for `f64`,
+/// `centred_f64`: the same values bit for bit, branch-free under one
+/// `pulp` dispatch, [`single_root_constant`] folded into the first sweep).
 ///
 /// Why the product does not change, and what it gains:
 /// [`Dense`](super::Dense)'s `marginals_vjp`.
 pub(crate) fn centred_with<S: Scalar>(
+    seed: &Matrix<S>,
+    weights: &Matrix<S>,
+    mu: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    if let (Some(seed), Some(weights), Some(mu)) = (as_f64(seed), as_f64(weights), as_f64(mu)) {
+        let n1 = weights.rows();
+        let single = rooting == Rooting::Single;
+        let centred = centred_f64(
+            seed.as_slice(),
+            weights.as_slice(),
+            mu.as_slice(),
+            n1,
+            single,
+        );
+        if let Some(centred) = from_f64(Matrix::from_row_major(n1, n1, centred)) {
+            return centred;
+        }
+    }
+    centred_generic(seed, weights, mu, rooting)
+}
+
+/// [`centred_with`] for any scalar.
+fn centred_generic<S: Scalar>(
     seed: &Matrix<S>,
     weights: &Matrix<S>,
     mu: &Matrix<S>,
@@ -659,4 +701,545 @@ pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec
         }
     }
     live
+}
+
+/// The matrix as `Matrix<f64>` when `S` is `f64`: the `f64` paths of the
+/// `O(n²)` passes below (slices, branch-free loops the compiler
+/// vectorises), taken without a trait of their own.
+fn as_f64<S: Scalar>(m: &Matrix<S>) -> Option<&Matrix<f64>> {
+    (m as &dyn Any).downcast_ref::<Matrix<f64>>()
+}
+
+/// `m` as a `Matrix<S>` when `S` is `f64` (the way back of [`as_f64`]).
+fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
+    let mut out: Option<Matrix<S>> = None;
+    if let Some(slot) = (&mut out as &mut dyn Any).downcast_mut::<Option<Matrix<f64>>>() {
+        *slot = Some(m);
+    }
+    out
+}
+
+/// [`centred_with`] on `f64` row-major slices, the same values bit for bit
+/// (each column's `c_m` summed in the order of `h`, the same differences):
+/// one sweep gathers, per column side by side, the root arc apart, the
+/// word arcs' count, first seed and whether the others equal it (which also
+/// decides [`single_root_constant`]), `c_m` and the largest `|ḡ|`; a second
+/// writes `ḡ − c_m` and takes the largest `|ḡ − c_m|`; a third rewrites the
+/// columns where `c_m` does not lower it (none, mostly). Every loop over a
+/// row is branch-free. `O(n²)`, one allocation for the state besides the
+/// result.
+fn centred_f64(seed: &[f64], w: &[f64], mu: &[f64], n1: usize, single: bool) -> Vec<f64> {
+    Arch::new().dispatch(CentredF64 {
+        seed,
+        w,
+        mu,
+        n1,
+        single,
+    })
+}
+
+/// The arguments of [`centred_f64`], run under one instruction-set
+/// dispatch so that its element-wise loops use the widest vectors the CPU
+/// has.
+struct CentredF64<'a> {
+    seed: &'a [f64],
+    w: &'a [f64],
+    mu: &'a [f64],
+    n1: usize,
+    single: bool,
+}
+
+impl WithSimd for CentredF64<'_> {
+    type Output = Vec<f64>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> Vec<f64> {
+        let CentredF64 {
+            seed,
+            w,
+            mu,
+            n1,
+            single,
+        } = self;
+        centred_f64_body(seed, w, mu, n1, single)
+    }
+}
+
+/// The body of [`centred_f64`], inlined into its dispatch.
+#[inline(always)]
+fn centred_f64_body(seed: &[f64], w: &[f64], mu: &[f64], n1: usize, single: bool) -> Vec<f64> {
+    // Per column: [count of word arcs, first word seed, whether every later
+    // word seed equals it (1 or 0), c, the largest |ḡ|, the largest
+    // |ḡ − c|]; the root arc's seed and whether it is allowed are row 0.
+    let mut state = vec![0.0f64; 6 * n1];
+    let (count, rest) = state.split_at_mut(n1);
+    let (first, rest) = rest.split_at_mut(n1);
+    let (equal, rest) = rest.split_at_mut(n1);
+    let (c, rest) = rest.split_at_mut(n1);
+    let (plain, centre) = rest.split_at_mut(n1);
+    let (s0, w0, u0) = (&seed[..n1], &w[..n1], &mu[..n1]);
+    for m in 0..n1 {
+        let a = w0[m] != 0.0;
+        c[m] = if a { 0.0 + u0[m] * s0[m] } else { 0.0 };
+        plain[m] = if a { 0.0f64.max(s0[m].abs()) } else { 0.0 };
+        equal[m] = 1.0;
+    }
+    for ((sr, wr), ur) in seed
+        .chunks_exact(n1)
+        .zip(w.chunks_exact(n1))
+        .zip(mu.chunks_exact(n1))
+        .skip(1)
+    {
+        let (count, first, equal) = (&mut count[..n1], &mut first[..n1], &mut equal[..n1]);
+        let (c, plain) = (&mut c[..n1], &mut plain[..n1]);
+        let (sr, wr, ur) = (&sr[..n1], &wr[..n1], &ur[..n1]);
+        for m in 0..n1 {
+            let (s, a) = (sr[m], wr[m] != 0.0);
+            let fresh = a & (count[m] == 0.0);
+            let same = !a | fresh | (s == first[m]);
+            first[m] = if fresh { s } else { first[m] };
+            equal[m] = if same { equal[m] } else { 0.0 };
+            count[m] += if a { 1.0 } else { 0.0 };
+            c[m] = if a { c[m] + ur[m] * s } else { c[m] };
+            plain[m] = if a { plain[m].max(s.abs()) } else { plain[m] };
+        }
+    }
+    // Whether the column is live (an allowed arc, not every allowed seed
+    // equal), stored in `equal` as 1 or 0; and the single-root constant.
+    let mut offset: Option<f64> = None;
+    let mut constant = true;
+    for m in 1..n1 {
+        let (root, words) = (w0[m] != 0.0, count[m] > 0.0);
+        let later = equal[m] == 1.0;
+        let all_equal = if root {
+            !s0[m].is_nan() && (!words || (later && first[m] == s0[m]))
+        } else {
+            words && !first[m].is_nan() && later
+        };
+        // `single_root_constant`: the word arcs share one seed, and every
+        // root arc (of a word with word arcs) the same offset from it.
+        if words {
+            constant &= later;
+            if root {
+                let r = s0[m] - first[m];
+                match offset {
+                    Some(o) if o != r => constant = false,
+                    Some(_) => {}
+                    None => offset = Some(r),
+                }
+            }
+        }
+        equal[m] = if (root || words) && !all_equal {
+            1.0
+        } else {
+            0.0
+        };
+    }
+    equal[0] = 0.0;
+    let live = &*equal;
+    if single && constant {
+        return vec![0.0; n1 * n1];
+    }
+    // Per column, whether `c` is finite where the column is live (a
+    // non-finite `c` is dropped below: no `max` with it), in `first`.
+    for ((f, l), c) in first.iter_mut().zip(live.iter()).zip(c.iter()) {
+        *f = if *l == 1.0 && c.is_finite() { 1.0 } else { 0.0 };
+    }
+    let finite = &*first;
+    let mut out = vec![0.0f64; n1 * n1];
+    for ((or, sr), wr) in out
+        .chunks_exact_mut(n1)
+        .zip(seed.chunks_exact(n1))
+        .zip(w.chunks_exact(n1))
+    {
+        let (or, sr, wr, c) = (&mut or[..n1], &sr[..n1], &wr[..n1], &c[..n1]);
+        let (live, finite, centre) = (&live[..n1], &finite[..n1], &mut centre[..n1]);
+        for m in 0..n1 {
+            let allowed = wr[m] != 0.0;
+            let on = (live[m] == 1.0) & allowed;
+            let d = sr[m] - c[m];
+            let counted = (finite[m] == 1.0) & allowed;
+            centre[m] = if counted {
+                centre[m].max(d.abs())
+            } else {
+                centre[m]
+            };
+            or[m] = if on { d } else { 0.0 };
+        }
+    }
+    // `c` only where finite and lowering the largest `|ḡ|`; the columns
+    // where it is dropped are written again with `ḡ − 0`.
+    let mut dropped = false;
+    for m in 0..n1 {
+        let keep = c[m].is_finite() && centre[m] < plain[m];
+        dropped |= !keep && live[m] == 1.0;
+        c[m] = if keep { c[m] } else { 0.0 };
+    }
+    if dropped {
+        for ((out, sr), wr) in out
+            .chunks_exact_mut(n1)
+            .zip(seed.chunks_exact(n1))
+            .zip(w.chunks_exact(n1))
+        {
+            let (out, sr, wr, c, live) =
+                (&mut out[..n1], &sr[..n1], &wr[..n1], &c[..n1], &live[..n1]);
+            for m in 0..n1 {
+                let on = (live[m] == 1.0) & (wr[m] != 0.0);
+                out[m] = if on { sr[m] - c[m] } else { 0.0 };
+            }
+        }
+    }
+    out
+}
+
+/// [`VjpAccuracy::over`] over every allowed arc (`live` `None`) when the
+/// scalar is `f64` (`None` otherwise): the same terms, summed per column
+/// first (side by side, row by row: branch-free loops over contiguous rows,
+/// with `|X|` transposed once so that arc `h → m` reads `|X_{m−1,h−1}|`
+/// along row `h − 1`) and the columns after. That order differs from
+/// `over`'s row-major one, which moves each sum by at most `(n+1)² ε`
+/// relative; the error is raised by the factor `1 + 4 (n+1)² ε`
+/// (`6e-13` at `n = 36`) so that it is never below the row-major estimate
+/// relative to the norm: at least as conservative. `O(n²)`, one allocation.
+fn over_f64<S: Scalar>(product: &DenseProduct<'_, S>) -> Option<Estimates> {
+    let p = product;
+    let (cs, w, x) = (as_f64(p.centred)?, as_f64(p.weights)?, as_f64(p.x)?);
+    let (mu, v) = (as_f64(p.mu)?, as_f64(p.v)?);
+    Some(Arch::new().dispatch(OverF64 {
+        cs: cs.as_slice(),
+        w: w.as_slice(),
+        x: x.as_slice(),
+        mu: mu.as_slice(),
+        v: v.as_slice(),
+        n1: p.weights.rows(),
+        single: p.rooting == Rooting::Single,
+    }))
+}
+
+/// The arguments of [`over_f64`], run under one instruction-set dispatch
+/// so that its element-wise loops use the widest vectors the CPU has.
+struct OverF64<'a> {
+    cs: &'a [f64],
+    w: &'a [f64],
+    x: &'a [f64],
+    mu: &'a [f64],
+    v: &'a [f64],
+    n1: usize,
+    single: bool,
+}
+
+impl WithSimd for OverF64<'_> {
+    type Output = Estimates;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> Estimates {
+        over_f64_body(self)
+    }
+}
+
+/// The body of [`over_f64`], inlined into its dispatch.
+#[inline(always)]
+fn over_f64_body(args: OverF64<'_>) -> Estimates {
+    let OverF64 {
+        cs,
+        w,
+        x,
+        mu,
+        v,
+        n1,
+        single,
+    } = args;
+    let n = n1 - 1;
+    if n == 0 {
+        let zero = VjpAccuracy {
+            error: 0.0,
+            norm: 0.0,
+        };
+        return Estimates {
+            plain: zero,
+            floored: zero,
+        };
+    }
+    // Per word `m = j + 1` (index `j`): |X|ᵀ (`n × n`), then the allowed
+    // arcs into it, the diagonal read `|X_jj|` (none single-root into word
+    // 1), the first `h` whose marginal exceeds 1/2 (multi-root; `n1` if
+    // none), and the column's sums: Σ size² (the top arc's apart), Σ size
+    // (the balanced size of the top arc), the top arc's size, Σ v², the
+    // largest |ḡ'| and the largest size.
+    let mut buf = vec![0.0f64; n * n + 11 * n];
+    let (xt, rest) = buf.split_at_mut(n * n);
+    for (j, xr) in x.chunks_exact(n).enumerate() {
+        for (i, &e) in xr.iter().enumerate() {
+            xt[i * n + j] = e.abs();
+        }
+    }
+    let (heads, rest) = rest.split_at_mut(n);
+    let (diagonal, rest) = rest.split_at_mut(n);
+    let (top, rest) = rest.split_at_mut(n);
+    let (squares, rest) = rest.split_at_mut(n);
+    let (balanced, rest) = rest.split_at_mut(n);
+    let (top_size, rest) = rest.split_at_mut(n);
+    let (norms, rest) = rest.split_at_mut(n);
+    let (scales, rest) = rest.split_at_mut(n);
+    let (largests, read) = rest.split_at_mut(n);
+    for (j, d) in diagonal.iter_mut().enumerate() {
+        *d = if single && j == 0 {
+            0.0
+        } else {
+            x[j * n + j].abs()
+        };
+    }
+    let none = n1 as f64;
+    top.fill(none);
+    if !single {
+        for (h, ur) in mu.chunks_exact(n1).enumerate() {
+            let (ur, top) = (&ur[1..n1], &mut top[..n]);
+            let hf = h as f64;
+            for j in 0..n {
+                let first = top[j] == none && h != j + 1 && ur[j] > 0.5;
+                top[j] = if first { hf } else { top[j] };
+            }
+        }
+    }
+    let roots = w[1..n1].iter().filter(|&&w| w != 0.0).count();
+    for (h, ((wr, sr), vr)) in w
+        .chunks_exact(n1)
+        .zip(cs.chunks_exact(n1))
+        .zip(v.chunks_exact(n1))
+        .enumerate()
+    {
+        let (wr, sr, vr) = (&wr[1..n1], &sr[1..n1], &vr[1..n1]);
+        // What arc `h → m` reads of `X` besides the diagonal: the root row
+        // `|X_{j0}|` single-root (row 0 of `|X|ᵀ`), none multi-root (its
+        // diagonal), `|X_{j,h−1}|` for a word (none single-root from 1).
+        let (off, on_diagonal, other) = if h == 0 {
+            (&xt[..n], !single, single)
+        } else {
+            (&xt[(h - 1) * n..h * n], true, !(single && h == 1))
+        };
+        let (heads, diagonal, top, read) =
+            (&mut heads[..n], &diagonal[..n], &top[..n], &mut read[..n]);
+        for (count, w) in heads.iter_mut().zip(wr) {
+            *count += if *w != 0.0 { 1.0 } else { 0.0 };
+        }
+        // Single-root, the only allowed root arc is in every tree.
+        if single && h == 0 && roots == 1 {
+            continue;
+        }
+        match (on_diagonal, other) {
+            (true, true) => {
+                for ((r, d), o) in read.iter_mut().zip(diagonal).zip(off) {
+                    *r = d + o;
+                }
+            }
+            (true, false) => read.copy_from_slice(diagonal),
+            (false, _) => read.copy_from_slice(off),
+        }
+        let hf = h as f64;
+        let (squares, balanced) = (&mut squares[..n], &mut balanced[..n]);
+        let (top_size, norms) = (&mut top_size[..n], &mut norms[..n]);
+        let (scales, largests) = (&mut scales[..n], &mut largests[..n]);
+        for j in 0..n {
+            let counted = wr[j] != 0.0;
+            let size = wr[j].abs() * read[j];
+            let is_top = top[j] == hf;
+            let rest = counted & !is_top;
+            squares[j] += if rest { size * size } else { 0.0 };
+            balanced[j] += if rest { size } else { 0.0 };
+            top_size[j] = if counted & is_top { size } else { top_size[j] };
+            norms[j] += if counted { vr[j] * vr[j] } else { 0.0 };
+            scales[j] = if counted {
+                scales[j].max(sr[j].abs())
+            } else {
+                scales[j]
+            };
+            largests[j] = if counted {
+                largests[j].max(size)
+            } else {
+                largests[j]
+            };
+        }
+    }
+    let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for j in 0..n {
+        // A word with one allowed head: every arc into it is in every tree.
+        if heads[j] == 1.0 {
+            continue;
+        }
+        // Multi-root, the top arc's size is the sum of the column's others.
+        let t = if top_size[j] > 0.0 {
+            balanced[j]
+        } else {
+            top_size[j]
+        };
+        sizes += squares[j] + t * t;
+        norm += norms[j];
+        scale = scale.max(scales[j]);
+        largest = largest.max(largests[j]);
+    }
+    let order = 1.0 + 4.0 * (n1 * n1) as f64 * f64::EPSILON;
+    let factor = VJP_ERROR_FACTOR[usize::from(single)] * order;
+    let size = sizes.sqrt();
+    let floored = if single {
+        size.max(SINGLE_ROOT_LARGEST_FACTOR * largest)
+    } else {
+        size
+    };
+    let accuracy = |size: f64| VjpAccuracy {
+        error: factor * f64::EPSILON * scale * size,
+        norm: norm.sqrt(),
+    };
+    Estimates {
+        plain: accuracy(size),
+        floored: accuracy(floored),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A xorshift stream of numbers in `[-1, 1)`.
+    fn stream(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        }
+    }
+
+    /// Weights in their layout (column 0 and the diagonal zero) with
+    /// forbidden arcs, seeds with ties, constant columns, NaNs, large
+    /// offsets, marginals with entries above 1/2: case `k` of a sweep.
+    fn inputs(n1: usize, k: u64) -> [Matrix<f64>; 3] {
+        let mut r = stream(k + 7 * n1 as u64);
+        let mut w = Matrix::from_fn(n1, n1, |h, m| {
+            let u = r();
+            if m == 0 || h == m || (k % 3 == 1 && u < -0.5) {
+                0.0
+            } else {
+                u.abs() + 0.1
+            }
+        });
+        // A word with one head, one with none but its root arc.
+        if k % 4 == 2 && n1 > 3 {
+            for h in 0..n1 {
+                w[(h, 2)] = if h == 3 { 1.0 } else { 0.0 };
+                w[(h, 3)] = if h == 0 { 1.0 } else { 0.0 };
+            }
+        }
+        let offset = [0.0, 300.0, -1e6, 1e-3][(k % 4) as usize];
+        let mut seed = Matrix::from_fn(n1, n1, |_, _| r() + offset);
+        match k % 5 {
+            // Single-root constant: one seed per column, one root offset.
+            1 => {
+                seed = Matrix::from_fn(
+                    n1,
+                    n1,
+                    |h, m| if h == 0 { m as f64 + 2.5 } else { m as f64 },
+                )
+            }
+            // A constant column, a tie in another, a NaN.
+            2 if n1 > 4 => {
+                for h in 0..n1 {
+                    seed[(h, 1)] = 4.0;
+                }
+                seed[(2, 3)] = seed[(1, 3)];
+                seed[(1, 4)] = f64::NAN;
+            }
+            // Word arcs constant per column, root arcs not one offset.
+            3 => {
+                seed = Matrix::from_fn(
+                    n1,
+                    n1,
+                    |h, m| if h == 0 { (m * m) as f64 } else { m as f64 },
+                )
+            }
+            // A root NaN seed, an infinite one.
+            4 if n1 > 3 => {
+                seed[(0, 1)] = f64::NAN;
+                seed[(2, 3)] = f64::INFINITY;
+            }
+            _ => {}
+        }
+        let mu = Matrix::from_fn(n1, n1, |h, m| {
+            let u = r().abs();
+            if (h + m + k as usize) % 4 == 0 {
+                0.5 + u / 2.0
+            } else {
+                u / n1 as f64
+            }
+        });
+        [w, seed, mu]
+    }
+
+    /// The `f64` path of the centring against the generic one, bit for
+    /// bit, over every case of the sweep (both rootings).
+    #[test]
+    fn centred_f64_is_the_generic_centring() {
+        let mut constant = 0;
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n1 in [1, 2, 3, 4, 6, 11, 37] {
+                for k in 0..20 {
+                    let [w, seed, mu] = inputs(n1, k);
+                    let fast = centred_with(&seed, &w, &mu, rooting);
+                    let generic = centred_generic(&seed, &w, &mu, rooting);
+                    let bits = |m: &Matrix<f64>| {
+                        m.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+                    };
+                    assert_eq!(
+                        bits(&fast),
+                        bits(&generic),
+                        "{rooting:?} n1 = {n1} case {k}"
+                    );
+                    constant +=
+                        usize::from(rooting == Rooting::Single && single_root_constant(&seed, &w));
+                }
+            }
+        }
+        assert!(constant > 0, "no single-root constant seed in the sweep");
+    }
+
+    /// The `f64` path of the estimate against the generic one: the same
+    /// terms in another order, so within `(n+1)² ε` of it relative, and
+    /// never more bits than it keeps (error over norm at least the generic
+    /// one's).
+    #[test]
+    fn over_f64_is_the_generic_estimate_reordered() {
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n1 in [2, 3, 4, 6, 11, 37] {
+                for k in 0..20 {
+                    let [w, seed, mu] = inputs(n1, k);
+                    let centred = centred_generic(&seed, &w, &mu, rooting);
+                    let mut r = stream(k + 101);
+                    let x = Matrix::from_fn(n1 - 1, n1 - 1, |_, _| r());
+                    let v = Matrix::from_fn(n1, n1, |_, _| r() * 1e-3);
+                    let product = DenseProduct {
+                        centred: &centred,
+                        weights: &w,
+                        x: &x,
+                        mu: &mu,
+                        v: &v,
+                        rooting,
+                    };
+                    let fast = VjpAccuracy::over(&product, None);
+                    let generic = VjpAccuracy::over_generic(&product, None);
+                    let pairs = [(fast.plain, generic.plain), (fast.floored, generic.floored)];
+                    for (f, g) in pairs {
+                        let at = format!("{rooting:?} n1 = {n1} case {k}: {f:?} {g:?}");
+                        if !g.error.is_finite() {
+                            assert_eq!(f.error.to_bits(), g.error.to_bits(), "{at}");
+                            continue;
+                        }
+                        let tolerance = 8.0 * (n1 * n1) as f64 * f64::EPSILON;
+                        assert!((f.norm - g.norm).abs() <= tolerance * g.norm, "{at}");
+                        assert!((f.error - g.error).abs() <= tolerance * g.error, "{at}");
+                        assert!(f.error * g.norm >= g.error * f.norm, "{at}");
+                    }
+                }
+            }
+        }
+    }
 }
