@@ -19,7 +19,8 @@
 //! what rounding the weights once costs any route from `f64` weights (the
 //! conditioning of each entry); `HONEST_DETAIL=1` prints every quantity
 //! apart, `HONEST_DUMP=<quantity>` every entry (attachment with a third
-//! opinion from exact rationals).
+//! opinion from exact rationals); `HONEST_FAMILY=spread` only the families
+//! whose name contains it.
 //!
 //! `cargo run --release -p spantree-faer --example honest_accuracy timing`
 //! times the new route against dense LU at `n = 10, 36, 100`, and the
@@ -302,6 +303,11 @@ fn table(sizes: &[usize]) {
         .iter()
         .map(|&s| (format!("shift {s}"), Some(s)))
         .chain(std::iter::once(("spread ±50".to_string(), None)))
+        // `HONEST_FAMILY=spread` (or `shift -300`, …): the families whose
+        // name contains it.
+        .filter(|(name, _)| {
+            std::env::var("HONEST_FAMILY").map_or(true, |f| name.contains(f.as_str()))
+        })
         .collect();
     for &n in sizes {
         for rooting in Rooting::ALL {
