@@ -23,8 +23,8 @@
 //! whose name contains it; `HONEST_SEEDS=1` where the GE and labeled
 //! entropy gradients lose their bits: the product alone (on the seed formed
 //! exactly, then rounded to `f64`), the seed's rounding alone, and the GE
-//! residual `E[f] − t` summed plainly against the complement form (see
-//! `seed_split`).
+//! residual `E[f] − t` of the model against the complement form computed
+//! here (see `seed_split`).
 //!
 //! `cargo run --release -p spantree-faer --example honest_accuracy timing`
 //! times the new route against dense LU at `n = 10, 36, 100`, and the
@@ -763,7 +763,8 @@ fn main() {
 /// in `f64` before it. Prints, against the reference, the fewest bits of an
 /// entry (`norm / min`) of
 ///
-/// * GE: `E[f]` by `Model::expect_additive` (a plain `f64` sum of `μ_e f_e`);
+/// * GE: `E[f]` by `Model::expect_additive` (a plain `f64` sum of `μ_e f_e`
+///   when this was measured; since, the complement form itself);
 ///   the product alone (`label_marginals_vjp` on the seed formed exactly and
 ///   rounded to `f64`, both engines on that seed); that rounding alone; the
 ///   GE gradient as returned; and the GE gradient on the residual summed in
@@ -804,7 +805,7 @@ fn seed_split(c: &Case, rooting: Rooting) {
         let e = e.to_f64();
         -((x - e).abs() / e.abs()).log2()
     };
-    let plain: Vec<String> = ea
+    let model: Vec<String> = ea
         .iter()
         .zip(&er)
         .map(|(x, e)| format!("{:.1}", rel(*x, e)))
@@ -876,10 +877,10 @@ fn seed_split(c: &Case, rooting: Rooting) {
     let g_c = flat(&a.label_marginals_vjp(&seeds).expect("product"));
     let show = |(n, m): (f64, f64)| format!("{n:.1} / {m:.1}");
     println!(
-        "  seeds {} labels {}: GE: E[f] bits plain [{}] complement [{}]; product alone {}, seed rounding {}, returned {}, on the complement residual {}",
+        "  seeds {} labels {}: GE: E[f] bits model [{}] complement [{}]; product alone {}, seed rounding {}, returned {}, on the complement residual {}",
         rooting.name(),
         c.p.labels(),
-        plain.join(", "),
+        model.join(", "),
         by_complement.join(", "),
         show(bits(&g_a64, &g_r64)),
         show(bits(&g_r64, &g_ref)),

@@ -721,3 +721,50 @@ fn spread_attachment_keeps_every_entry() {
         }
     }
 }
+
+/// The GE gradient of case `c` (its features, targets `0.2, −0.1`).
+fn ge_gradient<E: Engine>(engine: E, c: &Case, rooting: Rooting) -> Vec<f64>
+where
+    E::Scalar: Transcendental,
+{
+    let mut features = ArcFeatures::new(2);
+    for (h, m, v) in &c.features {
+        let values = v.iter().map(|&x| E::Scalar::from_f64(x)).enumerate();
+        features.push(arc(*h, *m), values.collect()).expect("arc");
+    }
+    let targets = [E::Scalar::from_f64(0.2), E::Scalar::from_f64(-0.1)];
+    let g = Model::new(engine, &c.p, rooting)
+        .and_then(|p| p.grad_ge_objective(&features, &targets))
+        .expect("GE gradient");
+    flat(&g)
+}
+
+/// The GE gradient on the spread family at `n = 60`, entry by entry. Most
+/// words are nearly certain of their head: each `μ ≈ 1` is off by an ulp in
+/// `f64`, and summed plainly into `E[f] = Σ_e μ_e f_e` those ulps cost the
+/// residual `E[f] − t` 3–5 bits, which GE's seed amplified to the
+/// gradient's worst entries. `expect_additive` now takes each word's certain
+/// arc as `1 − Σ others`, compensated. Measured (`HONEST_PRINT=1 cargo test
+/// -p spantree-core --test honest ge_of_nearly -- --nocapture`): worst entry
+/// 43.9 bits on both seeds and rootings, 41.6 and 41.2 with the plain sum
+/// (over seeds 1–8: 42.5–47.0 against 41.2–44.9; the bar asked here, 43,
+/// is above the 40 to pin the gain). Oracle: `HighPrecision<1216>`.
+#[test]
+fn ge_of_nearly_certain_words_keeps_every_entry() {
+    for (seed, rooting) in [1, 4]
+        .into_iter()
+        .flat_map(|s| Rooting::ALL.map(|r| (s, r)))
+    {
+        let c = case(60, SPREAD, 1, seed, false);
+        let exact = ge_gradient(Reference::default(), &c, rooting);
+        let (norm, entry) = bits(&ge_gradient(Accurate, &c, rooting), &exact);
+        if std::env::var_os("HONEST_PRINT").is_some() {
+            println!("seed {seed} {}: {norm:.1} / {entry:.1}", rooting.name());
+        }
+        assert!(
+            norm >= 45.0 && entry >= 43.0,
+            "seed {seed} {}: GE keeps {norm:.1} / {entry:.1} bits < 45 / 43",
+            rooting.name()
+        );
+    }
+}
