@@ -17,6 +17,8 @@
 //! * `count PASSES [ROUTE] [MOST]`: `PASSES` passes (for
 //!   `valgrind --tool=callgrind`: run it with `0` too and subtract; divide
 //!   by the passes and the sentences).
+//! * `digest [ROUTE] [MOST]`: a checksum of every bit of the entropy
+//!   gradients of the sentences of `ROUTE`.
 //!
 //! Measured (callgrind, `valgrind --tool=callgrind
 //! --toggle-collect='*entropy_and_gradient*' … short_escalated DIR count 1
@@ -138,6 +140,22 @@ fn main() {
                 out += black_box(pass(&picked));
             }
             println!("{} sentences, {out}", picked.len());
+        }
+        Some("digest") => {
+            // Every bit of every gradient entry of the chosen sentences, as
+            // one checksum (for a change meant to leave the numbers alone).
+            let most = arg(3).and_then(|s| s.parse().ok()).unwrap_or(10);
+            let picked = pick(&graphs, route_named(arg(2)), most);
+            let mut digest = 0u64;
+            for g in &picked {
+                let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
+                let grad = m.grad_entropy().expect("gradient");
+                for x in grad[0].as_slice() {
+                    digest = digest.rotate_left(7) ^ x.to_bits();
+                    digest = digest.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                }
+            }
+            println!("{} sentences, digest {digest:016x}", picked.len());
         }
         _ => eprintln!("usage: short_escalated DIR time [MOST] | loop SECONDS [ROUTE] [MOST] | count PASSES [ROUTE] [MOST]"),
     }
