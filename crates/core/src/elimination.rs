@@ -814,13 +814,19 @@ impl<P: NonNegative> Work<P> {
         self.tiny |= root_lower.is_nil() && !root.is_nil() && !pivot.is_nil();
         if !root_lower.is_nil() {
             self.tiny |= root_lower.value.is_extreme();
-            for m in alive {
-                let a = &self.arcs[k * r + m];
+            let Work {
+                arcs, root, tiny, ..
+            } = self;
+            let row_k = &arcs[k * r + alive.start..k * r + alive.end];
+            for (a, rho) in row_k.iter().zip(&mut root[alive]) {
                 if !a.is_nil() {
-                    let add = root_lower.times(&Leading::finite(a.clone()));
-                    self.root[m] = self.root[m].plus(&add);
-                    self.tiny |=
-                        add.is_nil() || add.value.is_extreme() || self.root[m].value.is_extreme();
+                    // `root_lower · a` as leading terms, both non-zero.
+                    let add = Leading {
+                        value: root_lower.value.times(a),
+                        order: root_lower.order,
+                    };
+                    *rho = rho.plus(&add);
+                    *tiny |= add.is_nil() || add.value.is_extreme() || rho.value.is_extreme();
                 }
             }
         }
