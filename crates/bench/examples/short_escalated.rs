@@ -37,7 +37,7 @@
 //! for a few dozen multiply-adds, plus the divide and conquer's branches.
 //! The trims of branch `short13` (same bits, `digest` unchanged) took the
 //! escalated pass from 277.4M to 272.0M instructions (−1.9%; the `count 1
-//! product 10` pass, glibc's `mimalloc` build as linked here).
+//! product 10` pass, with the `mimalloc` allocator the bench links).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
