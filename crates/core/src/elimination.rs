@@ -724,7 +724,7 @@ impl<P: NonNegative> Work<P> {
         let [a, b, c, d] = parts;
         let in_weight = a.plus(&b).plus(&c.plus(&d));
         let pivot = Leading::finite(in_weight.clone()).plus(&self.root[k]);
-        alive.clone().for_each(|h| lower[h] = P::nil());
+        lower[alive.clone()].fill(P::nil());
         if !in_weight.is_nil() {
             // The pivot is of order 0 here: a finite positive number.
             if !P::FRACTION_READS_REST {
@@ -788,7 +788,10 @@ impl<P: NonNegative> Work<P> {
             }
             if !later.is_empty() {
                 let y = &row_k[later.start - alive.start..later.end - alive.start];
-                for h in alive.clone().filter(|&h| applied[h] && !later.contains(&h)) {
+                // `later` is at one end of `alive`: the other rows are the
+                // rest of it, in increasing order.
+                let others = (alive.start..later.start).chain(later.end..alive.end);
+                for h in others.filter(|&h| applied[h]) {
                     let row = &mut self.arcs[h * r + later.start..h * r + later.end];
                     for (x, y) in row.iter_mut().zip(y) {
                         x.add_product(&lower[h], y);
@@ -811,13 +814,19 @@ impl<P: NonNegative> Work<P> {
         self.tiny |= root_lower.is_nil() && !root.is_nil() && !pivot.is_nil();
         if !root_lower.is_nil() {
             self.tiny |= root_lower.value.is_extreme();
-            for m in alive {
-                let a = &self.arcs[k * r + m];
+            let Work {
+                arcs, root, tiny, ..
+            } = self;
+            let row_k = &arcs[k * r + alive.start..k * r + alive.end];
+            for (a, rho) in row_k.iter().zip(&mut root[alive]) {
                 if !a.is_nil() {
-                    let add = root_lower.times(&Leading::finite(a.clone()));
-                    self.root[m] = self.root[m].plus(&add);
-                    self.tiny |=
-                        add.is_nil() || add.value.is_extreme() || self.root[m].value.is_extreme();
+                    // `root_lower · a` as leading terms, both non-zero.
+                    let add = Leading {
+                        value: root_lower.value.times(a),
+                        order: root_lower.order,
+                    };
+                    *rho = rho.plus(&add);
+                    *tiny |= add.is_nil() || add.value.is_extreme() || rho.value.is_extreme();
                 }
             }
         }

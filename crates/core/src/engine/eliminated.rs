@@ -787,49 +787,60 @@ fn centred(
     split: f64,
 ) -> Centred {
     let n1 = weights.rows();
-    let dir = Matrix::from_fn(n1, n1, |h, m| {
-        if weights[(h, m)] == 0.0 {
-            0.0
-        } else {
-            seed[(h, m)]
-        }
-    });
+    // Row-major slices (`[h n1 + m]`): the same operations in the same
+    // order as through `Matrix` indexing, without its bounds checks (at
+    // `n = 6` the centring cost 3% of an escalated entropy gradient).
+    let (w, g, p) = (weights.as_slice(), seed.as_slice(), mu.as_slice());
+    let dir: Vec<f64> = w
+        .iter()
+        .zip(g)
+        .map(|(&w, &g)| if w == 0.0 { 0.0 } else { g })
+        .collect();
+    let dir = Matrix::from_row_major(n1, n1, dir);
+    let d = dir.as_slice();
     let mut root = Matrix::zeros(n1, n1);
     let mut column = Matrix::zeros(n1, n1);
     // The root arcs first: root seeds share a large offset when root scores
     // are far below the arcs', and subtracting it here keeps it out of the
     // arc seeds of every column.
+    let root_row = &mut root.as_mut_slice()[..n1];
+    let roots = || (1..n1).filter(|&m| w[m] != 0.0);
     if rooting == Rooting::Single {
-        let roots = || (1..n1).filter(|&m| weights[(0, m)] != 0.0);
-        let first = roots().next().map(|m| dir[(0, m)]);
+        let first = roots().next().map(|m| d[m]);
         let mean: f64 = match first {
-            Some(c) if roots().all(|m| dir[(0, m)] == c) => c,
-            _ => roots().map(|m| mu[(0, m)] * dir[(0, m)]).sum(),
+            Some(c) if roots().all(|m| d[m] == c) => c,
+            _ => roots().map(|m| p[m] * d[m]).sum(),
         };
         for m in roots() {
-            root[(0, m)] = mean;
+            root_row[m] = mean;
         }
     } else {
         // Multi-root: the common offset of the root seeds split off by the
         // caller (`J 1_root` adds it back).
-        for m in (1..n1).filter(|&m| weights[(0, m)] != 0.0) {
-            root[(0, m)] = split;
+        for m in roots() {
+            root_row[m] = split;
         }
     }
+    let r = root.as_slice();
+    let c = column.as_mut_slice();
     for m in 1..n1 {
-        let allowed = || (0..n1).filter(move |&h| h != m && weights[(h, m)] != 0.0);
+        let allowed = || {
+            (0..n1)
+                .map(move |h| h * n1 + m)
+                .filter(move |&i| i != m * n1 + m && w[i] != 0.0)
+        };
         // The column's mean of the seed after the root offset (rounded: any
         // constant common to the column is an exact invariance).
         // A column whose seeds are all equal adds that seed to every tree:
         // its offset is the seed itself, so its direction is exactly zero.
-        let value = |h: usize| dir[(h, m)] - root[(h, m)];
+        let value = |i: usize| d[i] - r[i];
         let first = allowed().next().map(value);
         let mean: f64 = match first {
-            Some(c) if allowed().all(|h| value(h) == c) => c,
-            _ => allowed().map(|h| mu[(h, m)] * value(h)).sum(),
+            Some(x) if allowed().all(|i| value(i) == x) => x,
+            _ => allowed().map(|i| p[i] * value(i)).sum(),
         };
-        for h in allowed() {
-            column[(h, m)] = mean;
+        for i in allowed() {
+            c[i] = mean;
         }
     }
     (dir, root, column)
