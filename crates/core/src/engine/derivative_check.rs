@@ -344,21 +344,7 @@ impl VjpAccuracy {
                 norm += value * value;
             }
         }
-        let factor = VJP_ERROR_FACTOR[usize::from(single)];
-        let size = sizes.sqrt();
-        let floored = if single {
-            size.max(SINGLE_ROOT_LARGEST_FACTOR * largest)
-        } else {
-            size
-        };
-        let accuracy = |size: f64| VjpAccuracy {
-            error: factor * f64::EPSILON * scale * size,
-            norm: norm.sqrt(),
-        };
-        Estimates {
-            plain: accuracy(size),
-            floored: accuracy(floored),
-        }
+        Estimates::of_sums(sizes, largest, scale, norm, single, 1.0)
     }
 
     /// The estimated correct bits, `−log₂(error / norm)` clamped to
@@ -432,6 +418,29 @@ struct Estimates {
     plain: VjpAccuracy,
     /// `c ε s max(‖size‖₂, 20 max_f size_f)` single-root.
     floored: VjpAccuracy,
+}
+
+impl Estimates {
+    /// Both estimates from the sums of one pass: `Σ size_f²`, the largest
+    /// `size_f`, `s` and `‖v̂‖₂²`; `order` raises the error for a summation
+    /// order other than the stated one (`1` for it).
+    fn of_sums(sizes: f64, largest: f64, scale: f64, norm: f64, single: bool, order: f64) -> Self {
+        let factor = VJP_ERROR_FACTOR[usize::from(single)] * order;
+        let size = sizes.sqrt();
+        let floored = if single {
+            size.max(SINGLE_ROOT_LARGEST_FACTOR * largest)
+        } else {
+            size
+        };
+        let accuracy = |size: f64| VjpAccuracy {
+            error: factor * f64::EPSILON * scale * size,
+            norm: norm.sqrt(),
+        };
+        Estimates {
+            plain: accuracy(size),
+            floored: accuracy(floored),
+        }
+    }
 }
 
 /// What becomes of a dense vector–Jacobian product, by [`dense_route`].
@@ -1078,21 +1087,7 @@ fn over_f64_body(args: OverF64<'_>) -> Estimates {
         largest = largest.max(largests[j]);
     }
     let order = 1.0 + 4.0 * (n1 * n1) as f64 * f64::EPSILON;
-    let factor = VJP_ERROR_FACTOR[usize::from(single)] * order;
-    let size = sizes.sqrt();
-    let floored = if single {
-        size.max(SINGLE_ROOT_LARGEST_FACTOR * largest)
-    } else {
-        size
-    };
-    let accuracy = |size: f64| VjpAccuracy {
-        error: factor * f64::EPSILON * scale * size,
-        norm: norm.sqrt(),
-    };
-    Estimates {
-        plain: accuracy(size),
-        floored: accuracy(floored),
-    }
+    Estimates::of_sums(sizes, largest, scale, norm, single, order)
 }
 
 #[cfg(test)]
