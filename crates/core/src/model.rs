@@ -471,7 +471,7 @@ impl<E: Engine> Model<E> {
                 if x.is_zero() {
                     E::Scalar::zero()
                 } else {
-                    -E::Scalar::from_f64(t - 0.0)
+                    -E::Scalar::from_f64(t)
                 }
             })
             .collect();
