@@ -124,14 +124,7 @@ impl<E: Engine> Model<E> {
         // and `… 10 2000 …`, 20 feature dimensions).
         // Two passes along the rows (the marginals' layout): each word's
         // first head above 1/2, then the sum of the others.
-        let mut top = vec![usize::MAX; n1];
-        for (h, row) in mu.as_slice().chunks_exact(n1).enumerate() {
-            for (m, (t, x)) in top.iter_mut().zip(row).enumerate() {
-                if *t == usize::MAX && h != m && x.to_f64() > 0.5 {
-                    *t = h;
-                }
-            }
-        }
+        let top = crate::gradient::top_heads(mu.as_slice(), n1);
         let mut rest = vec![E::Scalar::zero(); n1];
         for (h, row) in mu.as_slice().chunks_exact(n1).enumerate() {
             for ((r, x), &t) in rest.iter_mut().zip(row).zip(&top) {

@@ -301,15 +301,12 @@ impl VjpAccuracy {
         // taken first, in the order of `h`, and the sizes summed after, in
         // row-major order as they come (the skipped zeros add nothing).
         let mut balanced = vec![0.0f64; if single { 0 } else { n1 }];
-        let mut top = vec![usize::MAX; if single { 0 } else { n1 }];
+        let top = if single {
+            Vec::new()
+        } else {
+            crate::gradient::top_heads(mu.as_slice(), n1)
+        };
         if !single {
-            for (h, ur) in rows(mu).enumerate() {
-                for (m, (t, u)) in top.iter_mut().zip(ur).enumerate() {
-                    if *t == usize::MAX && h != m && u.to_f64() > 0.5 {
-                        *t = h;
-                    }
-                }
-            }
             for (h, (wr, sr)) in rows(weights).zip(rows(centred)).enumerate() {
                 for m in 1..n1 {
                     let (counts, size) = arc(h, m, &wr[m]);
