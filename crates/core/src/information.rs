@@ -182,7 +182,11 @@ where
     /// # Errors
     /// As [`Model::marginals`].
     pub fn grad_entropy(&self) -> Result<PerLabel<E::Scalar>> {
-        let seeds = if let Some(seed) = self.scores_seed() {
+        let n1 = self.n() + 1;
+        let mut seed = Matrix::zeros(n1, n1);
+        let seeds = if self.visit_log_weights_from_scores(false, |k, x| {
+            seed.as_mut_slice()[k] = -x;
+        }) {
             vec![seed]
         } else if let Some(seeds) = self.label_score_matrices(true) {
             seeds

@@ -452,32 +452,6 @@ impl<E: Engine> Model<E> {
         true
     }
 
-    /// `−θ` on every arc of nonzero prepared weight and `0` elsewhere, the
-    /// entropy's seed, when the model was built from one score per arc (as
-    /// [`Model::visit_log_weights_from_scores`] unshifted, negated): one
-    /// sweep, the matrix written once. `None` otherwise.
-    /// `O(n²)`.
-    pub(crate) fn scores_seed(&self) -> Option<Matrix<E::Scalar>> {
-        let graph = self.source.as_ref().filter(|_| self.prepared.from_scores)?;
-        let w = self.factors.weights();
-        let n1 = w.rows();
-        let seed = w
-            .as_slice()
-            .iter()
-            .zip(graph.raw_values())
-            .map(|(x, &t)| {
-                // Forbidden arcs' scores may be `−∞`: not converted (for
-                // `f64` the compiler selects rather than branches).
-                if x.is_zero() {
-                    E::Scalar::zero()
-                } else {
-                    -E::Scalar::from_f64(t)
-                }
-            })
-            .collect();
-        Some(Matrix::from_row_major(n1, n1, seed))
-    }
-
     /// Calls `f(ℓ, k, ln w'_{kℓ})` for every label `ℓ` and arc `k`
     /// (row-major index in the `(n+1) × (n+1)` layout) of nonzero prepared
     /// label weight `w'_k s_{kℓ}`, label by label and in order, with
