@@ -723,8 +723,9 @@ impl<P: NonNegative> Work<P> {
         let [a, b, c, d] = parts;
         let in_weight = a.plus(&b).plus(&c.plus(&d));
         let pivot = Leading::finite(in_weight.clone()).plus(&self.root[k]);
-        lower[alive.clone()].fill(P::nil());
-        if !in_weight.is_nil() {
+        if in_weight.is_nil() {
+            lower[alive.clone()].fill(P::nil());
+        } else {
             // The pivot is of order 0 here: a finite positive number. The
             // smallest multiplier formed (by magnitude, the first of equals)
             // is found on the way (the underflow check below).
@@ -735,15 +736,17 @@ impl<P: NonNegative> Work<P> {
                 let inverse = P::unit().over(&pivot.value);
                 for h in alive.clone() {
                     let a = &self.arcs[h * r + k];
-                    if !a.is_nil() {
-                        let l = a.times(&inverse);
-                        let key = l.magnitude();
-                        if l_min.is_none_or(|(_, m)| key < m) {
-                            l_min = Some((h, key));
-                        }
-                        lower[h] = l;
-                        applied[h] = true;
+                    if a.is_nil() {
+                        lower[h] = P::nil();
+                        continue;
                     }
+                    let l = a.times(&inverse);
+                    let key = l.magnitude();
+                    if l_min.is_none_or(|(_, m)| key < m) {
+                        l_min = Some((h, key));
+                    }
+                    lower[h] = l;
+                    applied[h] = true;
                 }
             } else {
                 // Each multiplier is A[h][k] / (A[h][k] + rest_h), with rest_h
@@ -766,6 +769,7 @@ impl<P: NonNegative> Work<P> {
                 for (i, h) in alive.clone().enumerate() {
                     let a = &column[i];
                     if a.is_nil() {
+                        lower[h] = P::nil();
                         continue;
                     }
                     let l = a.fraction(&prefix.plus(&suffix[i + 1]));

@@ -327,13 +327,19 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 return Eliminated::new(weights, rooting, self.factorize);
             }
             // ln Z is certified (by the LU of L or of its row-sum form): no
-            // forward elimination for it, and the
-            // elimination's marginals, if they were computed, are not
-            // computed again.
+            // forward elimination for it, and the marginals, if they were
+            // computed, are not computed again. Certified dense marginals
+            // (every entry ≥ 40 bits) serve the elimination's products only
+            // to choose their route (a word certain to `2⁻²⁶`), split off
+            // the common root offset and centre the seed (exact invariances
+            // of `J ḡ`, whatever constant is taken) and to weigh their error
+            // estimate: none needs more bits, and the elimination's marginal
+            // pass (the half of an escalated short sentence's product) is
+            // not run for them.
             let marginals = self
                 .marginals
                 .get()
-                .filter(|(_, dense, _, _)| !dense)
+                .filter(|(mu, dense, _, _)| !dense || mu.is_ok())
                 .map(|(mu, _, _, _)| mu.clone());
             let (_, log_z) = self.ln_abs_det();
             Eliminated::with_log_partition(weights, rooting, self.factorize, log_z, marginals)
