@@ -181,8 +181,15 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///
 /// When `ln Z` is certified and the elimination answers only the marginals
 /// or derivatives, it runs without its forward elimination (`n³/3`), and
-/// its marginals, once computed, serve the derivatives too (no second
-/// marginal pass on graphs with a nearly certain word).
+/// the marginals, once computed, serve its derivatives too: its own (no
+/// second marginal pass on graphs with a nearly certain word) or the
+/// certified dense ones, which its products read only to choose their
+/// route, split off the root offset, centre the seed and weigh their error
+/// estimate. Measured on the 1,705 escalated UD sentences of at most 10
+/// words (`valgrind --tool=callgrind --toggle-collect='*entropy_and_gradient*'
+/// … short_escalated DIR count 1 product 10`): 267.5M instructions before,
+/// 237.8M after (−11%), every gradient bit the same (its `digest` mode,
+/// 2,017 escalated sentences of any length).
 ///
 /// Solves, the inverse and the adjugate always come from the dense LU
 /// (of the scaled Laplacian, unscaled exactly: `X = L'⁻¹ D` for
