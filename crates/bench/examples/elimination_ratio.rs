@@ -14,6 +14,19 @@
 //! `Certified` accessors): `dense`, `row sum` (`ln Z` from the row-sum
 //! form, then where the marginals came from), `eliminated`; with the
 //! number of columns refined and recomputed by the elimination.
+//!
+//! At root scores −40 both rootings now take the dense routes (1.3–1.8× at
+//! `n = 36` and `100`); at −60 and −300 (beyond the `2⁻⁶⁴` rescaling)
+//! the elimination answers: branch `elim13`, `-60 11 36 100`, two
+//! alternated runs against `main` at `47d0253`: `n = 36` 5.3–5.6× before,
+//! 4.9–5.1× after; `n = 100` 6.1–6.5× before, 5.4–5.8× after.
+//!
+//! `… --example elimination_ratio -- loop SHIFT N single|multi REPS` runs
+//! the accurate op alone `REPS` times (for `perf record` and callgrind);
+//! `… -- digest` prints a checksum of every bit of the accurate marginals
+//! and entropy gradients of shifted graphs (root scores −60 and −300, both
+//! rootings, `n = 2, 5, 12, 36, 100`), for changes meant to leave the
+//! numbers alone.
 
 use spantree_bench::speed::{median_time, Inputs};
 use spantree_core::{Engine, Graph, Model, Rooting};
@@ -49,6 +62,47 @@ fn route(g: &Graph, rooting: Rooting) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("digest") {
+        let mut digest = 0u64;
+        let mut eat = |xs: &[f64]| {
+            for x in xs {
+                digest = digest.rotate_left(7) ^ x.to_bits();
+                digest = digest.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            }
+        };
+        for n in [2, 5, 12, 36, 100] {
+            for shift in [-60.0, -300.0] {
+                let g = Inputs::new(n, 2021).with_root_shift(shift).p;
+                for rooting in Rooting::ALL {
+                    let m = Model::new(spantree_faer::Accurate, &g, rooting).expect("valid graph");
+                    eat(&[m.log_partition().expect("ln Z")]);
+                    eat(m.marginals().expect("marginals").as_slice());
+                    if n <= 36 {
+                        eat(m.grad_entropy().expect("gradient")[0].as_slice());
+                    }
+                }
+            }
+        }
+        println!("digest {digest:016x}");
+        return;
+    }
+    if args.first().map(String::as_str) == Some("loop") {
+        let arg = |i: usize| args.get(i).and_then(|s| s.parse::<f64>().ok());
+        let shift = arg(1).unwrap_or(-60.0);
+        let n = arg(2).map_or(36, |x| x as usize);
+        let rooting = match args.get(3).map(String::as_str) {
+            Some("single") => Rooting::Single,
+            _ => Rooting::Multi,
+        };
+        let reps = arg(4).map_or(1000, |x| x as usize);
+        let g = Inputs::new(n, 2021).with_root_shift(shift).p;
+        let mut sum = 0.0;
+        for _ in 0..reps {
+            sum += std::hint::black_box(op(spantree_faer::Accurate, &g, rooting));
+        }
+        println!("{n} {} {sum}", route(&g, rooting));
+        return;
+    }
     let shift: f64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(-40.0);
     let groups: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(11);
     let sizes: Vec<usize> = match args.get(2..) {

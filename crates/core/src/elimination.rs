@@ -512,21 +512,20 @@ struct Work<P> {
 impl<P: NonNegative> Work<P> {
     fn new(weights: &Matrix<P>, rooting: Rooting) -> Self {
         let r = weights.rows() - 1;
-        let mut arcs = vec![P::nil(); r * r];
-        for h in 0..r {
-            for m in 0..r {
-                if h != m {
-                    arcs[h * r + m] = weights[(h + 1, m + 1)].clone();
-                }
-            }
+        let n1 = r + 1;
+        let mut arcs = Vec::with_capacity(r * r);
+        for (h, row) in weights.as_slice().chunks_exact(n1).skip(1).enumerate() {
+            arcs.extend_from_slice(&row[1..]);
+            arcs[h * r + h] = P::nil();
         }
         let order = match rooting {
             Rooting::Multi => 0,
             Rooting::Single => 1,
         };
-        let root = (1..=r)
-            .map(|m| Leading {
-                value: weights[(0, m)].clone(),
+        let root = weights.as_slice()[1..n1]
+            .iter()
+            .map(|w| Leading {
+                value: w.clone(),
                 order,
             })
             .collect();
@@ -724,19 +723,30 @@ impl<P: NonNegative> Work<P> {
         let [a, b, c, d] = parts;
         let in_weight = a.plus(&b).plus(&c.plus(&d));
         let pivot = Leading::finite(in_weight.clone()).plus(&self.root[k]);
-        lower[alive.clone()].fill(P::nil());
-        if !in_weight.is_nil() {
-            // The pivot is of order 0 here: a finite positive number.
+        if in_weight.is_nil() {
+            lower[alive.clone()].fill(P::nil());
+        } else {
+            // The pivot is of order 0 here: a finite positive number. The
+            // smallest multiplier formed (by magnitude, the first of equals)
+            // is found on the way (the underflow check below).
+            let mut l_min: Option<(usize, f64)> = None;
             if !P::FRACTION_READS_REST {
                 // One division per step: each multiplier is A[h][k] · (1/d_k),
                 // two roundings of non-negative numbers.
                 let inverse = P::unit().over(&pivot.value);
                 for h in alive.clone() {
                     let a = &self.arcs[h * r + k];
-                    if !a.is_nil() {
-                        lower[h] = a.times(&inverse);
-                        applied[h] = true;
+                    if a.is_nil() {
+                        lower[h] = P::nil();
+                        continue;
                     }
+                    let l = a.times(&inverse);
+                    let key = l.magnitude();
+                    if l_min.is_none_or(|(_, m)| key < m) {
+                        l_min = Some((h, key));
+                    }
+                    lower[h] = l;
+                    applied[h] = true;
                 }
             } else {
                 // Each multiplier is A[h][k] / (A[h][k] + rest_h), with rest_h
@@ -759,9 +769,15 @@ impl<P: NonNegative> Work<P> {
                 for (i, h) in alive.clone().enumerate() {
                     let a = &column[i];
                     if a.is_nil() {
+                        lower[h] = P::nil();
                         continue;
                     }
-                    lower[h] = a.fraction(&prefix.plus(&suffix[i + 1]));
+                    let l = a.fraction(&prefix.plus(&suffix[i + 1]));
+                    let key = l.magnitude();
+                    if l_min.is_none_or(|(_, m)| key < m) {
+                        l_min = Some((h, key));
+                    }
+                    lower[h] = l;
                     applied[h] = true;
                     prefix = prefix.plus(a);
                 }
@@ -771,10 +787,9 @@ impl<P: NonNegative> Work<P> {
             let row_k = &mut scratch.row;
             row_k.clear();
             row_k.extend_from_slice(&self.arcs[k * r + alive.start..k * r + alive.end]);
-            let l_min = smallest_formed(&lower[alive.clone()], &applied[alive.clone()]);
-            if let (Some(l), Some(y)) = (l_min, smallest(row_k)) {
+            if let (Some((h, _)), Some(y)) = (l_min, smallest(row_k)) {
                 // Both factors are non-zero: a zero product underflowed.
-                let p = l.times(y);
+                let p = lower[h].times(y);
                 self.tiny |= p.is_nil() || p.is_extreme();
             }
             // The block's later rows whole; in the other rows only the
@@ -813,22 +828,27 @@ impl<P: NonNegative> Work<P> {
         // ρ[k] ≠ 0 with a zero multiplier: ρ[k] / d_k underflowed.
         self.tiny |= root_lower.is_nil() && !root.is_nil() && !pivot.is_nil();
         if !root_lower.is_nil() {
-            self.tiny |= root_lower.value.is_extreme();
-            let Work {
-                arcs, root, tiny, ..
-            } = self;
+            let mut tiny = root_lower.value.is_extreme();
+            let Work { arcs, root, .. } = &mut *self;
             let row_k = &arcs[k * r + alive.start..k * r + alive.end];
+            let order = root_lower.order;
             for (a, rho) in row_k.iter().zip(&mut root[alive]) {
-                if !a.is_nil() {
-                    // `root_lower · a` as leading terms, both non-zero.
-                    let add = Leading {
-                        value: root_lower.value.times(a),
-                        order: root_lower.order,
-                    };
-                    *rho = rho.plus(&add);
-                    *tiny |= add.is_nil() || add.value.is_extreme() || rho.value.is_extreme();
+                if a.is_nil() {
+                    continue;
                 }
+                // `rho + root_lower · a` as leading terms ([`Leading::plus`]
+                // in place: the lower order wins, equal orders add).
+                let add = root_lower.value.times(a);
+                let add_nil = add.is_nil();
+                tiny |= add_nil || add.is_extreme();
+                if rho.is_nil() || (!add_nil && order < rho.order) {
+                    *rho = Leading { value: add, order };
+                } else if !add_nil && rho.order == order {
+                    rho.value = rho.value.plus(&add);
+                }
+                tiny |= rho.value.is_extreme();
             }
+            self.tiny |= tiny;
         }
         (pivot, root_lower)
     }
@@ -843,8 +863,6 @@ struct Scratch<P> {
     column: Vec<P>,
     /// Suffix sums of `column`.
     suffix: Vec<P>,
-    /// One row of `ν` being accumulated in the backward pass.
-    acc: Vec<P>,
     /// The rows of a block's words, restricted to the words alive after it.
     ys: Vec<P>,
     /// Whether each multiplier of a block's steps was formed.
@@ -866,7 +884,6 @@ impl<P> Scratch<P> {
             row: Vec::with_capacity(r),
             column: Vec::with_capacity(r),
             suffix: Vec::with_capacity(r + 1),
-            acc: Vec::with_capacity(r),
             ys: Vec::with_capacity(FUSED_STEPS * r),
             applied: Vec::with_capacity(FUSED_STEPS * r),
             lowers: Vec::with_capacity(FUSED_STEPS * r),
@@ -911,19 +928,6 @@ fn accumulate<P: NonNegative>(x: &mut [P], terms: &[(&P, &[P])]) {
             [] => return,
         }
     }
-}
-
-/// The smallest of the values of `xs` marked `formed` (by logarithm; the
-/// first of equals), zero included: a multiplier that underflowed counts.
-fn smallest_formed<'a, P: NonNegative>(xs: &'a [P], formed: &[bool]) -> Option<&'a P> {
-    let mut best: Option<(&P, f64)> = None;
-    for (x, _) in xs.iter().zip(formed).filter(|(_, &f)| f) {
-        let key = x.magnitude();
-        if best.is_none_or(|(_, k)| key < k) {
-            best = Some((x, key));
-        }
-    }
-    best.map(|(x, _)| x)
 }
 
 /// The smallest non-zero entry (by logarithm), if any.
@@ -1150,16 +1154,37 @@ fn checked_marginals_with<P: NonNegative>(
     rooting: Rooting,
     head: Option<(&Head<P>, &[Leading<P>])>,
 ) -> Result<(Matrix<P>, bool), Numerical> {
-    let (nu, tiny) = gradient_with(weights, rooting, head)?;
-    let mu = Matrix::from_fn(weights.rows(), weights.cols(), |h, m| {
-        let w = &weights[(h, m)];
-        if m == 0 || h == m || w.is_nil() {
-            P::nil()
+    let start = match head {
+        Some((head, pivots)) => Start::Head(head, pivots),
+        None => Start::Whole,
+    };
+    let (nu, root_nu, tiny) = whole_pass(weights, rooting, start)?;
+    Ok((weighted(weights, &nu, &root_nu), tiny))
+}
+
+/// `w ⊙ ν` in the `(n+1) × (n+1)` layout from the pass's `ν` (`n × n`,
+/// word heads) and its root row: the marginals (zero on column `0`, the
+/// diagonal and zero weights). One product per arc, row by row.
+fn weighted<P: NonNegative>(weights: &Matrix<P>, nu: &[P], root_nu: &[P]) -> Matrix<P> {
+    let n1 = weights.rows();
+    let n = n1 - 1;
+    let mut out = Vec::with_capacity(n1 * n1);
+    for (h, w) in weights.as_slice().chunks_exact(n1).enumerate() {
+        let nu_row = if h == 0 {
+            root_nu
         } else {
-            w.times(&nu[(h, m)])
+            &nu[(h - 1) * n..h * n]
+        };
+        out.push(P::nil());
+        for (m, (w, x)) in w[1..].iter().zip(nu_row).enumerate() {
+            out.push(if m + 1 == h || w.is_nil() {
+                P::nil()
+            } else {
+                w.times(x)
+            });
         }
-    });
-    Ok((mu, tiny))
+    }
+    Matrix::from_row_major(n1, n1, out)
 }
 
 /// `ν = ∂ ln Z / ∂w` for every arc, allowed or not (the `(n+1) × (n+1)`
@@ -1197,22 +1222,16 @@ pub fn checked_log_partition_gradient<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
-    gradient_with(weights, rooting, None)
+    gradient_with(weights, rooting)
 }
 
-/// [`checked_log_partition_gradient`], starting from the first half of a
-/// natural-order elimination when given.
+/// [`checked_log_partition_gradient`]: `ν` in the `(n+1) × (n+1)` layout.
 fn gradient_with<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
-    head: Option<(&Head<P>, &[Leading<P>])>,
 ) -> Result<(Matrix<P>, bool), Numerical> {
     let n = weights.rows() - 1;
-    let start = match head {
-        Some((head, pivots)) => Start::Head(head, pivots),
-        None => Start::Whole,
-    };
-    let (nu, root_nu, tiny) = whole_pass(weights, rooting, start)?;
+    let (nu, root_nu, tiny) = whole_pass(weights, rooting, Start::Whole)?;
     let grad = Matrix::from_fn(n + 1, n + 1, |h, m| {
         if m == 0 || h == m {
             P::nil()
@@ -1225,7 +1244,7 @@ fn gradient_with<P: NonNegative>(
     Ok((grad, tiny))
 }
 
-/// The marginal pass of [`gradient_with`] on all of `weights` from `start`
+/// The marginal pass of [`checked_marginals`] and [`gradient_with`] on all of `weights` from `start`
 /// (`Whole` or `Head`), its error naming the first zero pivot of the
 /// natural order.
 #[allow(clippy::type_complexity)]
@@ -3053,15 +3072,22 @@ fn finish<P: NonNegative>(
         nu_root,
         lowers,
         root_lowers,
-        scratch,
         ..
     } = &mut *pass;
     let columns = base + keep.start..base + keep.end;
-    let acc = &mut scratch.acc;
     for i in (0..steps).rev() {
         let k = order(i);
-        acc.clear();
-        acc.resize(keep.len(), P::nil());
+        // Row k of ν is summed in place: the rows it reads (the words alive
+        // after step k) all lie on one side of it.
+        let (acc, rows, first) = if branch_natural {
+            let (before, after) = nu.split_at_mut((base + k + 1) * n);
+            (&mut before[(base + k) * n..], &*after, base + k + 1)
+        } else {
+            let (before, after) = nu.split_at_mut((base + k) * n);
+            (after, &*before, 0)
+        };
+        let acc = &mut acc[columns.clone()];
+        acc.fill(P::nil());
         let lower = &lowers[lowers_at + i * r..lowers_at + (i + 1) * r];
         // Four rows of ν per sweep over `acc`, each entry summed in the
         // order of h ([`accumulate`]).
@@ -3072,8 +3098,8 @@ fn finish<P: NonNegative>(
             if l.is_nil() {
                 continue;
             }
-            let row = &nu[(base + h) * n + columns.start..(base + h) * n + columns.end];
-            terms[t] = (l, row);
+            let at = (base + h - first) * n;
+            terms[t] = (l, &rows[at + columns.start..at + columns.end]);
             t += 1;
             if t == terms.len() {
                 accumulate(acc, &terms);
@@ -3090,8 +3116,6 @@ fn finish<P: NonNegative>(
                 *a = a.plus(&term);
             }
         }
-        let dst = (base + k) * n + columns.start;
-        nu[dst..dst + keep.len()].clone_from_slice(acc);
     }
     lowers.truncate(lowers_at);
     root_lowers.truncate(roots_at);

@@ -181,8 +181,15 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///
 /// When `ln Z` is certified and the elimination answers only the marginals
 /// or derivatives, it runs without its forward elimination (`n³/3`), and
-/// its marginals, once computed, serve the derivatives too (no second
-/// marginal pass on graphs with a nearly certain word).
+/// the marginals, once computed, serve its derivatives too: its own (no
+/// second marginal pass on graphs with a nearly certain word) or the
+/// certified dense ones, which its products read only to choose their
+/// route, split off the root offset, centre the seed and weigh their error
+/// estimate. Measured on the 1,705 escalated UD sentences of at most 10
+/// words (`valgrind --tool=callgrind --toggle-collect='*entropy_and_gradient*'
+/// … short_escalated DIR count 1 product 10`): 267.5M instructions before,
+/// 237.8M after (−11%), every gradient bit the same (its `digest` mode,
+/// 2,017 escalated sentences of any length).
 ///
 /// Solves, the inverse and the adjugate always come from the dense LU
 /// (of the scaled Laplacian, unscaled exactly: `X = L'⁻¹ D` for
@@ -327,13 +334,19 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 return Eliminated::new(weights, rooting, self.factorize);
             }
             // ln Z is certified (by the LU of L or of its row-sum form): no
-            // forward elimination for it, and the
-            // elimination's marginals, if they were computed, are not
-            // computed again.
+            // forward elimination for it, and the marginals, if they were
+            // computed, are not computed again. Certified dense marginals
+            // (every entry ≥ 40 bits) serve the elimination's products only
+            // to choose their route (a word certain to `2⁻²⁶`), split off
+            // the common root offset and centre the seed (exact invariances
+            // of `J ḡ`, whatever constant is taken) and to weigh their error
+            // estimate: none needs more bits, and the elimination's marginal
+            // pass (the half of an escalated short sentence's product) is
+            // not run for them.
             let marginals = self
                 .marginals
                 .get()
-                .filter(|(_, dense, _, _)| !dense)
+                .filter(|(mu, dense, _, _)| !dense || mu.is_ok())
                 .map(|(mu, _, _, _)| mu.clone());
             let (_, log_z) = self.ln_abs_det();
             Eliminated::with_log_partition(weights, rooting, self.factorize, log_z, marginals)
