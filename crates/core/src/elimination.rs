@@ -442,6 +442,16 @@ impl<P: NonNegative> Leading<P> {
         self.value.is_nil()
     }
 
+    /// [`Leading::plus`] in place, without its clones: the same rule (the
+    /// lower order wins, equal orders add).
+    fn add(&mut self, other: Self) {
+        if self.is_nil() || (!other.is_nil() && other.order < self.order) {
+            *self = other;
+        } else if !other.is_nil() && self.order == other.order {
+            self.value = self.value.plus(&other.value);
+        }
+    }
+
     fn plus(&self, other: &Self) -> Self {
         if self.is_nil() || (!other.is_nil() && other.order < self.order) {
             other.clone()
@@ -836,16 +846,10 @@ impl<P: NonNegative> Work<P> {
                 if a.is_nil() {
                     continue;
                 }
-                // `rho + root_lower · a` as leading terms ([`Leading::plus`]
-                // in place: the lower order wins, equal orders add).
+                // `rho + root_lower · a` as leading terms, in place.
                 let add = root_lower.value.times(a);
-                let add_nil = add.is_nil();
-                tiny |= add_nil || add.is_extreme();
-                if rho.is_nil() || (!add_nil && order < rho.order) {
-                    *rho = Leading { value: add, order };
-                } else if !add_nil && rho.order == order {
-                    rho.value = rho.value.plus(&add);
-                }
+                tiny |= add.is_nil() || add.is_extreme();
+                rho.add(Leading { value: add, order });
                 tiny |= rho.value.is_extreme();
             }
             self.tiny |= tiny;
