@@ -63,13 +63,8 @@ fn route(g: &Graph, rooting: Rooting) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("digest") {
-        let mut digest = 0u64;
-        let mut eat = |xs: &[f64]| {
-            for x in xs {
-                digest = digest.rotate_left(7) ^ x.to_bits();
-                digest = digest.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            }
-        };
+        let mut digest = spantree_bench::BitDigest::default();
+        let mut eat = |xs: &[f64]| digest.eat(xs);
         for n in [2, 5, 12, 36, 100] {
             for shift in [-60.0, -300.0] {
                 let g = Inputs::new(n, 2021).with_root_shift(shift).p;
@@ -83,7 +78,7 @@ fn main() {
                 }
             }
         }
-        println!("digest {digest:016x}");
+        println!("digest {:016x}", digest.0);
         return;
     }
     if args.first().map(String::as_str) == Some("loop") {

@@ -156,16 +156,12 @@ fn main() {
             // one checksum (for a change meant to leave the numbers alone).
             let most = arg(3).and_then(|s| s.parse().ok()).unwrap_or(10);
             let picked = pick(&graphs, route_named(arg(2)), most);
-            let mut digest = 0u64;
+            let mut digest = spantree_bench::BitDigest::default();
             for g in &picked {
                 let m = Model::new(spantree_faer::Accurate, g, Rooting::Single).expect("valid");
-                let grad = m.grad_entropy().expect("gradient");
-                for x in grad[0].as_slice() {
-                    digest = digest.rotate_left(7) ^ x.to_bits();
-                    digest = digest.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                }
+                digest.eat(m.grad_entropy().expect("gradient")[0].as_slice());
             }
-            println!("{} sentences, digest {digest:016x}", picked.len());
+            println!("{} sentences, digest {:016x}", picked.len(), digest.0);
         }
         _ => eprintln!("usage: short_escalated DIR time [MOST] | loop SECONDS [ROUTE] [MOST] | count PASSES [ROUTE] [MOST]"),
     }

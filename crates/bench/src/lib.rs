@@ -71,3 +71,18 @@ pub fn sparse_features(n: usize, features: usize, seed: u64) -> ArcFeatures<f64>
     }
     f
 }
+
+/// A checksum of every bit of the numbers fed to it, in order: the
+/// examples' `digest` modes print it before and after a change meant to
+/// leave the numbers alone. Not cryptographic; `O(1)` per number.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitDigest(pub u64);
+
+impl BitDigest {
+    /// Mixes in each number's bits.
+    pub fn eat(&mut self, xs: &[f64]) {
+        for x in xs {
+            self.0 = (self.0.rotate_left(7) ^ x.to_bits()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+}
