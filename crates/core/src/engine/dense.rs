@@ -733,19 +733,18 @@ impl<S: Scalar> WithSimd for ColumnSweep<'_, S> {
             .zip(weights.chunks_exact(n1))
             .enumerate()
         {
-            // Every column but the diagonal one: the row's two sides of `h`.
-            for (from, to) in [(0, h), (h + 1, n1)] {
-                let (ur, wr) = (&ur[from..to], &wr[from..to]);
-                let (top, sum, allowed) = (
-                    &mut top[from..to],
-                    &mut sum[from..to],
-                    &mut allowed[from..to],
-                );
-                for k in 0..ur.len() {
-                    top[k] = top[k].max(ur[k]);
-                    sum[k] += ur[k];
-                    allowed[k] += if wr[k].is_zero() { 0.0 } else { 1.0 };
-                }
+            // Every column but the diagonal one, which adds `+0` (exact:
+            // the sums start at `+0`, the largest at `0 ≤` every value it
+            // keeps): one loop over the whole row, with no remainder loop
+            // per side of `h`.
+            let (ur, wr) = (&ur[..n1], &wr[..n1]);
+            let (top, sum, allowed) = (&mut top[..n1], &mut sum[..n1], &mut allowed[..n1]);
+            for m in 0..n1 {
+                let off = m != h;
+                let x = if off { ur[m] } else { 0.0 };
+                top[m] = top[m].max(x);
+                sum[m] += x;
+                allowed[m] += if off & !wr[m].is_zero() { 1.0 } else { 0.0 };
             }
         }
     }
