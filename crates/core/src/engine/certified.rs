@@ -14,6 +14,7 @@ use crate::laplacian::laplacian;
 use crate::linalg::refine::{column_abs_sums, residuals, transpose_products, Form};
 use crate::matrix::Matrix;
 use crate::scalar::Sign;
+use pulp::{Arch, Simd, WithSimd};
 
 /// The largest estimated absolute error of `ln |det L|`
 /// ([`Factorization::ln_det_error`]) under which [`Certified`] answers from
@@ -354,48 +355,24 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     }
 
     /// The dense marginals, and the words whose column has an entry that
-    /// fails the entry-wise estimate (those columns are not to be used).
+    /// fails the entry-wise estimate (those columns are not to be used):
+    /// [`EntryWise`], `O(n²)`.
     fn dense_marginals(&self) -> Result<(Matrix<f64>, Vec<usize>), Numerical> {
         let x = self.dense.inverse()?;
         let w = self.dense.weights();
         let single = self.dense.rooting() == Rooting::Single;
         let n1 = w.rows();
-        let n = n1 - 1;
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
-        // Column by column, so that X is read along its rows: the arcs into
-        // word m = j + 1 read row j of X (`arc_entries`, entry by entry:
-        // X[j][j] − X[j][i] for an arc i + 1 → j + 1, single-root without
-        // X[0][0] and X[j][0]'s subtraction, the root arcs X[j][j]
-        // multi-root and X[j][0] single-root). No transposed copy of X.
-        let xs = x.as_slice();
-        let ws = w.as_slice();
         let mut mu = Matrix::zeros(n1, n1);
-        let out = mu.as_mut_slice();
-        let mut failed = vec![false; n1];
-        for (j, xr) in xs.chunks_exact(n.max(1)).take(n).enumerate() {
-            let m = j + 1;
-            let diagonal = if single && j == 0 { 0.0 } else { xr[j] };
-            let mut column_failed = false;
-            for h in (0..n1).filter(|&h| h != m) {
-                let k = h * n1 + m;
-                let wk = ws[k];
-                if wk == 0.0 {
-                    continue;
-                }
-                let (a, b) = match (h, single) {
-                    (0, false) | (1, true) => (diagonal, 0.0),
-                    (0, true) => (xr[0], 0.0),
-                    _ => (diagonal, xr[h - 1]),
-                };
-                let value = a - b;
-                // |μ| must exceed its error bound e · size · w by 2⁴⁰ (NaN fails).
-                let keeps_its_bits = a.abs() + b.abs() <= bound * value.abs();
-                column_failed |= !keeps_its_bits;
-                out[k] = wk * value;
-            }
-            failed[m] = column_failed;
-        }
-        Ok((mu, (1..n1).filter(|&m| failed[m]).collect()))
+        let failed = Arch::new().dispatch(EntryWise {
+            x: x.as_slice(),
+            w: w.as_slice(),
+            out: mu.as_mut_slice(),
+            n1,
+            single,
+            bound,
+        });
+        Ok((mu, failed))
     }
 
     /// The columns `failed` of the dense marginals `mu` after one step of
@@ -800,6 +777,81 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
             }
         }
         (mu, failed)
+    }
+}
+
+/// The dense marginals `μ_hm = w_hm (X_jj − X_ji)` (`m = j + 1`, `h = i + 1`;
+/// single-root without `X_00` and `X_j0`'s subtraction, the root arcs
+/// `X_jj` multi-root and `X_j0` single-root: [`arc_entries`](crate::laplacian::arc_entries))
+/// with their entry-wise test: `|X_jj| + |X_ji| ≤ bound · |μ_hm / w_hm|`,
+/// i.e. the difference keeps [`CERTIFY_MARGINAL_BITS`] against its
+/// rounding `entry_error · (|X_jj| + |X_ji|)` (NaN fails). Row by row over
+/// the arcs `h → ·`, reading `X` through its transpose (one copy), so that
+/// every loop runs along contiguous rows without a branch. Returns the
+/// words with a failing entry. `O(n²)`, one allocation besides `out`.
+struct EntryWise<'a> {
+    x: &'a [f64],
+    w: &'a [f64],
+    out: &'a mut [f64],
+    n1: usize,
+    single: bool,
+    bound: f64,
+}
+
+impl WithSimd for EntryWise<'_> {
+    type Output = Vec<usize>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> Vec<usize> {
+        let EntryWise {
+            x,
+            w,
+            out,
+            n1,
+            single,
+            bound,
+        } = self;
+        let n = n1 - 1;
+        if n == 0 {
+            return Vec::new();
+        }
+        // Xᵀ, the diagonal read (none single-root into word 1), zeros, and
+        // per word whether an entry failed (1 or 0).
+        let mut buf = vec![0.0f64; n * n + 3 * n];
+        let (xt, rest) = buf.split_at_mut(n * n);
+        let (diagonal, rest) = rest.split_at_mut(n);
+        let (zeros, failed) = rest.split_at_mut(n);
+        for (j, xr) in x.chunks_exact(n).enumerate() {
+            for (i, &e) in xr.iter().enumerate() {
+                xt[i * n + j] = e;
+            }
+            diagonal[j] = if single && j == 0 { 0.0 } else { xr[j] };
+        }
+        for (h, (wr, or)) in w.chunks_exact(n1).zip(out.chunks_exact_mut(n1)).enumerate() {
+            // What arc `h → j + 1` reads: `a − b`.
+            let (a, b): (&[f64], &[f64]) = match (h, single) {
+                (0, false) | (1, true) => (diagonal, zeros),
+                (0, true) => (&xt[..n], zeros),
+                _ => (diagonal, &xt[(h - 1) * n..h * n]),
+            };
+            let (wr, or) = (&wr[1..n1], &mut or[1..n1]);
+            let (a, b, failed) = (&a[..n], &b[..n], &mut failed[..n]);
+            for j in 0..n {
+                let allowed = wr[j] != 0.0;
+                let value = a[j] - b[j];
+                let keeps_its_bits = a[j].abs() + b[j].abs() <= bound * value.abs();
+                failed[j] = if allowed & !keeps_its_bits {
+                    1.0
+                } else {
+                    failed[j]
+                };
+                or[j] = if allowed { wr[j] * value } else { 0.0 };
+            }
+        }
+        (0..n)
+            .filter(|&j| failed[j] == 1.0)
+            .map(|j| j + 1)
+            .collect()
     }
 }
 

@@ -10,6 +10,7 @@ use crate::laplacian::laplacian;
 use crate::linalg::PartialPivLu;
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
+use pulp::{Arch, Simd, WithSimd};
 
 /// The last seed of [`Factors::marginals_vjp`], its centred form
 /// (`derivative_check::centred_with`) and, when the product decided by it
@@ -657,29 +658,23 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
         return None;
     }
     // Per column over `h ≠ m`: the largest marginal, their sum, and the
-    // number of allowed arcs, side by side (one stream for the sweep).
-    let mut state = vec![(0.0f64, 0.0f64, 0usize); n1];
-    for (h, (ur, wr)) in mu
-        .as_slice()
-        .chunks_exact(n1)
-        .zip(weights.as_slice().chunks_exact(n1))
-        .enumerate()
-    {
-        // Every column but the diagonal one: the row's two sides of `h`.
-        for (from, to) in [(0, h), (h + 1, n1)] {
-            let cells = ur[from..to].iter().zip(&wr[from..to]);
-            for ((top, sum, allowed), (&x, w)) in state[from..to].iter_mut().zip(cells) {
-                *top = top.max(x);
-                *sum += x;
-                *allowed += usize::from(!w.is_zero());
-            }
-        }
-    }
+    // number of allowed arcs (exact in `f64`), in three arrays swept side by
+    // side under one instruction-set dispatch (branch-free, vectorised).
+    let mut state = vec![0.0f64; 3 * n1];
+    let (top, rest) = state.split_at_mut(n1);
+    let (sum, allowed) = rest.split_at_mut(n1);
+    Arch::new().dispatch(ColumnSweep {
+        mu: mu.as_slice(),
+        weights: weights.as_slice(),
+        top: &mut *top,
+        sum: &mut *sum,
+        allowed: &mut *allowed,
+    });
     // A word with one allowed head is certain by structure: its covariances
     // are exactly zero, not small differences.
     let low = |(u, allowed): (f64, usize)| allowed > 1 && (u.is_nan() || u < threshold);
-    for (m, &(top, sum, allowed)) in state.iter().enumerate().skip(1) {
-        let line = (sum - top, allowed);
+    for m in 1..n1 {
+        let line = (sum[m] - top[m], allowed[m] as usize);
         if low(line) {
             return Some((m, line.0));
         }
@@ -707,6 +702,52 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
         }
     };
     low(line).then_some((0, line.0))
+}
+
+/// The column sweep of [`nearly_certain_word`]: per column `m`, over the
+/// rows `h ≠ m` in order, the largest marginal, their sum and the count of
+/// allowed arcs. `O(n²)`.
+struct ColumnSweep<'a, S> {
+    mu: &'a [f64],
+    weights: &'a [S],
+    top: &'a mut [f64],
+    sum: &'a mut [f64],
+    allowed: &'a mut [f64],
+}
+
+impl<S: Scalar> WithSimd for ColumnSweep<'_, S> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) {
+        let ColumnSweep {
+            mu,
+            weights,
+            top,
+            sum,
+            allowed,
+        } = self;
+        let n1 = top.len();
+        for (h, (ur, wr)) in mu
+            .chunks_exact(n1)
+            .zip(weights.chunks_exact(n1))
+            .enumerate()
+        {
+            // Every column but the diagonal one, which adds `+0` (exact:
+            // the sums start at `+0`, the largest at `0 ≤` every value it
+            // keeps): one loop over the whole row, with no remainder loop
+            // per side of `h`.
+            let (ur, wr) = (&ur[..n1], &wr[..n1]);
+            let (top, sum, allowed) = (&mut top[..n1], &mut sum[..n1], &mut allowed[..n1]);
+            for m in 0..n1 {
+                let off = m != h;
+                let x = if off { ur[m] } else { 0.0 };
+                top[m] = top[m].max(x);
+                sum[m] += x;
+                allowed[m] += if off & !wr[m].is_zero() { 1.0 } else { 0.0 };
+            }
+        }
+    }
 }
 
 /// `μ = w ⊙ weight_gradient(X)`: the marginals from the inverse of the
