@@ -665,7 +665,9 @@ impl<P: NonNegative> Work<P> {
             let (pivot, root_lower) = self.step(k, alive(k), &later, lower, applied, scratch);
             steps.push((pivot, root_lower));
         }
-        if rest.is_empty() {
+        // One word alive after the block: the sweep would update only its
+        // diagonal entry, which is never read.
+        if rest.len() <= 1 {
             scratch.applied = applied;
             return;
         }
@@ -2968,6 +2970,9 @@ fn gradient<P: NonNegative>(
         pass.spare.push(work);
         return Ok(tiny);
     }
+    if r == 2 {
+        return gradient_pair(work, base, natural, pass);
+    }
     let half = r / 2;
     let mut tiny = work.tiny;
     // The first branch takes a copy in a spare graph's buffers, the second
@@ -2976,6 +2981,130 @@ fn gradient<P: NonNegative>(
     copy.copy_from(&work);
     tiny |= branch(copy, half..r, base, false, tiny, pass)?;
     tiny |= branch(work, 0..half, base, natural, tiny, pass)?;
+    Ok(tiny)
+}
+
+/// [`gradient`] on two words: its two branches (eliminate word `1` and
+/// recurse into word `0`, then the natural one, word `0`), each one step
+/// and one word left, with the numbers held in locals instead of the
+/// general case's graph copy, multiplier rows, block sweep, reduction and
+/// recursion. Every number is formed by the same operations on the same
+/// operands in the same order as [`branch`], [`Work::step`] and the
+/// one-word [`gradient`] (the nil terms of the step's partial sums
+/// included), so the bits are those of the general case; the block sweep
+/// would only have updated the diagonal entry, which is never read. At
+/// `n ≈ 6` a pass has two such pairs, a quarter of its steps.
+fn gradient_pair<P: NonNegative>(
+    work: Work<P>,
+    base: usize,
+    natural: bool,
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
+    let mut tiny = work.tiny;
+    tiny |= pair_branch(&work, 1, base, false, tiny, pass)?;
+    tiny |= pair_branch(&work, 0, base, natural, tiny, pass)?;
+    pass.spare.push(work);
+    Ok(tiny)
+}
+
+/// One branch of [`gradient_pair`]: eliminates word `k` of the two-word
+/// graph `g` (pushing its pivot when `natural` and `k = 0`, as [`branch`]),
+/// then the other word's `ν` (the one-word [`gradient`]) and the push back
+/// into row `k` of `ν`. Returns whether a forward product was tiny.
+fn pair_branch<P: NonNegative>(
+    g: &Work<P>,
+    k: usize,
+    base: usize,
+    natural: bool,
+    tiny: bool,
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
+    let o = 1 - k;
+    let n = pass.n;
+    let (a_ok, a_ko) = (&g.arcs[o * 2 + k], &g.arcs[k * 2 + o]);
+    let root_k = &g.root[k];
+    let mut root_o = g.root[o].clone();
+    let mut g_tiny = g.tiny;
+    // `Work::step` with the one word `o` alive: its four partial sums,
+    // three of them empty.
+    let nil = P::nil();
+    let in_weight = nil.plus(a_ok).plus(&nil).plus(&nil.plus(&nil));
+    let pivot = Leading::finite(in_weight.clone()).plus(root_k);
+    let mut lower = P::nil();
+    if !in_weight.is_nil() && !a_ok.is_nil() {
+        lower = if !P::FRACTION_READS_REST {
+            a_ok.times(&P::unit().over(&pivot.value))
+        } else {
+            // The prefix (the root term of order 0) and the empty suffix.
+            let prefix = if root_k.order == 0 {
+                root_k.value.clone()
+            } else {
+                P::nil()
+            };
+            a_ok.fraction(&prefix.plus(&nil))
+        };
+        if !a_ko.is_nil() {
+            let p = lower.times(a_ko);
+            g_tiny |= p.is_nil() || p.is_extreme();
+        }
+    }
+    let root_lower = if pivot.is_nil() || root_k.is_nil() {
+        Leading::nil()
+    } else if in_weight.is_nil() {
+        Leading::finite(P::unit())
+    } else if root_k.order == 0 {
+        Leading::finite(root_k.value.fraction(&in_weight))
+    } else {
+        root_k.over(&pivot)
+    };
+    g_tiny |= root_lower.is_nil() && !root_k.is_nil() && !pivot.is_nil();
+    if !root_lower.is_nil() {
+        let mut t = root_lower.value.is_extreme();
+        if !a_ko.is_nil() {
+            let add = root_lower.value.times(a_ko);
+            t |= add.is_nil() || add.is_extreme();
+            root_o.add(Leading {
+                value: add,
+                order: root_lower.order,
+            });
+            t |= root_o.value.is_extreme();
+        }
+        g_tiny |= t;
+    }
+    // [`branch`]: the pivot.
+    let pushes = natural && k == 0;
+    if pushes {
+        pass.roots_extreme |= root_k.value.is_extreme();
+    }
+    if pivot.is_nil() {
+        return Err(Numerical::Singular { pivot: k });
+    }
+    if pushes {
+        pass.pivots.push(pivot);
+    }
+    // The one-word [`gradient`] on word `o`.
+    if root_o.is_nil() {
+        return Err(Numerical::Singular { pivot: 0 });
+    }
+    let nu_root = Leading::finite(P::unit()).over(&root_o);
+    let tiny = tiny | g_tiny || nu_root.value.is_extreme();
+    if pushes {
+        pass.roots_extreme |= root_o.value.is_extreme();
+        pass.pivots.push(root_o);
+    }
+    let (wo, wk) = (base + o, base + k);
+    pass.nu[wo * n + wo] = P::nil();
+    // [`finish`]: ν_o[k] = (A[o][k]/d_k) ν_o[o] + (ρ[k]/d_k) ν_o[0].
+    let mut acc = P::nil();
+    if !lower.is_nil() {
+        acc.add_product(&lower, &pass.nu[wo * n + wo]);
+    }
+    if !root_lower.is_nil() {
+        let term = root_lower.times(&nu_root).at_zero(tiny, k)?;
+        acc = acc.plus(&term);
+    }
+    pass.nu_root[wo] = nu_root;
+    pass.nu[wk * n + wo] = acc;
     Ok(tiny)
 }
 
