@@ -673,28 +673,30 @@ impl<P: NonNegative> Work<P> {
         }
         // The sweep: rows and columns `rest`, the block's rows as they were
         // at their steps (final since: a word is never updated once eliminated).
-        let len = rest.len();
-        scratch.ys.clear();
-        for i in 0..b {
-            let k = word(i);
-            scratch
-                .ys
-                .extend_from_slice(&self.arcs[k * r + rest.start..k * r + rest.end]);
-        }
-        let ys = &scratch.ys;
+        // The block's rows lie on one side of `rest` (after it downwards,
+        // before it upwards): read in place, beside the rows swept.
+        let (fixed, fixed_first, swept, swept_first) = if forward {
+            let (head, tail) = self.arcs.split_at_mut(rest.start * r);
+            (&*head, 0, tail, rest.start)
+        } else {
+            let (head, tail) = self.arcs.split_at_mut(rest.end * r);
+            (&*tail, rest.end, head, 0)
+        };
+        let y = |i: usize| {
+            let at = (word(i) - fixed_first) * r;
+            &fixed[at + rest.start..at + rest.end]
+        };
         for h in rest.clone() {
             let mut terms: [(&P, &[P]); FUSED_STEPS] = [(&lowers[0], &[]); FUSED_STEPS];
             let mut t = 0;
             for i in (0..b).filter(|&i| applied[i * r + h]) {
-                terms[t] = (&lowers[i * r + h], &ys[i * len..(i + 1) * len]);
+                terms[t] = (&lowers[i * r + h], y(i));
                 t += 1;
             }
             // The diagonal entry h → h is updated too and never read: one
             // contiguous row keeps the loop simple and vectorisable.
-            accumulate(
-                &mut self.arcs[h * r + rest.start..h * r + rest.end],
-                &terms[..t],
-            );
+            let at = (h - swept_first) * r;
+            accumulate(&mut swept[at + rest.start..at + rest.end], &terms[..t]);
         }
         scratch.applied = applied;
     }
@@ -765,13 +767,15 @@ impl<P: NonNegative> Work<P> {
                 // the other terms of the pivot summed afresh (prefix and suffix
                 // sums, O(n)): its derivative then carries the factor
                 // rest_h / d_k, never a difference (see [`NonNegative::fraction`]).
-                let Scratch { column, suffix, .. } = &mut *scratch;
-                column.clear();
-                column.extend(alive.clone().map(|h| self.arcs[h * r + k].clone()));
+                // The column is read in place; `suffix[i]` sums its entries
+                // from the `i`-th alive word on (`suffix[0]`, the whole
+                // column, is never read and not formed).
+                let suffix = &mut scratch.suffix;
+                let column = |i: usize| &self.arcs[(alive.start + i) * r + k];
                 suffix.clear();
-                suffix.resize(column.len() + 1, P::nil());
-                for i in (0..column.len()).rev() {
-                    suffix[i] = suffix[i + 1].plus(&column[i]);
+                suffix.resize(alive.len() + 1, P::nil());
+                for i in (1..alive.len()).rev() {
+                    suffix[i] = suffix[i + 1].plus(column(i));
                 }
                 let mut prefix = if self.root[k].order == 0 {
                     self.root[k].value.clone()
@@ -779,7 +783,7 @@ impl<P: NonNegative> Work<P> {
                     P::nil()
                 };
                 for (i, h) in alive.clone().enumerate() {
-                    let a = &column[i];
+                    let a = column(i);
                     if a.is_nil() {
                         lower[h] = P::nil();
                         continue;
@@ -796,21 +800,29 @@ impl<P: NonNegative> Work<P> {
             }
             // Every product of the step is at least (smallest multiplier) ·
             // (smallest entry of row k): one check per step finds underflow.
-            let row_k = &mut scratch.row;
-            row_k.clear();
-            row_k.extend_from_slice(&self.arcs[k * r + alive.start..k * r + alive.end]);
+            // Row `k` is read in place: the rows the step updates (words
+            // alive) all lie on one side of it.
+            let (row_k, rows, first_row) = if alive.start > k {
+                let (head, tail) = self.arcs.split_at_mut((k + 1) * r);
+                (&head[k * r + alive.start..k * r + alive.end], tail, k + 1)
+            } else {
+                let (head, tail) = self.arcs.split_at_mut(k * r);
+                (&tail[alive.start..alive.end], head, 0)
+            };
+            let mut tiny = false;
             if let (Some((h, _)), Some(y)) = (l_min, smallest(row_k)) {
                 // Both factors are non-zero: a zero product underflowed.
                 let p = lower[h].times(y);
-                self.tiny |= p.is_nil() || p.is_extreme();
+                tiny = p.is_nil() || p.is_extreme();
             }
             // The block's later rows whole; in the other rows only the
             // block's later columns (at most three entries, the rest waits
             // for the sweep), and nothing at the block's last step.
-            let whole = later.start * r + alive.start..later.end * r + alive.start;
-            for (h, row) in (later.start..).zip(self.arcs[whole].chunks_mut(r)) {
+            let whole = (later.start - first_row) * r + alive.start
+                ..(later.end - first_row) * r + alive.start;
+            for (h, row) in (later.start..).zip(rows[whole].chunks_mut(r)) {
                 if applied[h] {
-                    accumulate(&mut row[..alive.len()], &[(&lower[h], &row_k[..])]);
+                    accumulate(&mut row[..alive.len()], &[(&lower[h], row_k)]);
                 }
             }
             if !later.is_empty() {
@@ -819,12 +831,14 @@ impl<P: NonNegative> Work<P> {
                 // rest of it, in increasing order.
                 let others = (alive.start..later.start).chain(later.end..alive.end);
                 for h in others.filter(|&h| applied[h]) {
-                    let row = &mut self.arcs[h * r + later.start..h * r + later.end];
+                    let at = (h - first_row) * r;
+                    let row = &mut rows[at + later.start..at + later.end];
                     for (x, y) in row.iter_mut().zip(y) {
                         x.add_product(&lower[h], y);
                     }
                 }
             }
+            self.tiny |= tiny;
         }
         let root = &self.root[k];
         let root_lower = if pivot.is_nil() || root.is_nil() {
@@ -863,14 +877,8 @@ impl<P: NonNegative> Work<P> {
 /// The buffers of one elimination or marginal pass, reused by every step
 /// and every level of the divide and conquer (no allocation per step).
 struct Scratch<P> {
-    /// Row `k` of the step.
-    row: Vec<P>,
-    /// Column `k` of the step.
-    column: Vec<P>,
-    /// Suffix sums of `column`.
+    /// Suffix sums of column `k` of the step.
     suffix: Vec<P>,
-    /// The rows of a block's words, restricted to the words alive after it.
-    ys: Vec<P>,
     /// Whether each multiplier of a block's steps was formed.
     applied: Vec<bool>,
     /// A block's multipliers, when the caller keeps none.
@@ -887,10 +895,7 @@ impl<P> Scratch<P> {
     /// (`n ≤ 20`, one product per sentence) cost a few percent.
     fn for_words(r: usize) -> Self {
         Scratch {
-            row: Vec::with_capacity(r),
-            column: Vec::with_capacity(r),
             suffix: Vec::with_capacity(r + 1),
-            ys: Vec::with_capacity(FUSED_STEPS * r),
             applied: Vec::with_capacity(FUSED_STEPS * r),
             lowers: Vec::with_capacity(FUSED_STEPS * r),
         }
