@@ -1846,27 +1846,35 @@ pub fn marginals_jvp_sized<D: Tangent>(
     let (nu, root_nu, tiny) = whole_pass(&seeded, rooting, Start::Whole)?;
     let n1 = weights.rows();
     let n = n1 - 1;
-    let mut out = [
-        Matrix::zeros(n1, n1),
-        Matrix::zeros(n1, n1),
-        Matrix::zeros(n1, n1),
+    // Row-major slices: the same numbers as entry by entry through
+    // `Matrix` indexing, without its bounds checks.
+    let none = D::nil();
+    let none = [
+        none.tangent_f64(),
+        none.tangent_size(),
+        none.tangent_spread(),
     ];
-    for h in 0..n1 {
-        for m in 0..n1 {
-            let w = &seeded[(h, m)];
-            let mu = if m == 0 || h == m || w.is_nil() {
-                D::nil()
-            } else if h == 0 {
-                w.times(&root_nu[m - 1])
-            } else {
-                w.times(&nu[(h - 1) * n + m - 1])
-            };
-            out[0][(h, m)] = mu.tangent_f64();
-            out[1][(h, m)] = mu.tangent_size();
-            out[2][(h, m)] = mu.tangent_spread();
+    let mut out = none.map(|x| vec![x; n1 * n1]);
+    let [v, size, spread] = &mut out;
+    for (h, w_row) in seeded.as_slice().chunks_exact(n1).enumerate() {
+        let nu_row = if h == 0 {
+            &root_nu[..]
+        } else {
+            &nu[(h - 1) * n..h * n]
+        };
+        for m in 1..n1 {
+            let w = &w_row[m];
+            if h == m || w.is_nil() {
+                continue;
+            }
+            let mu = w.times(&nu_row[m - 1]);
+            let i = h * n1 + m;
+            v[i] = mu.tangent_f64();
+            size[i] = mu.tangent_size();
+            spread[i] = mu.tangent_spread();
         }
     }
-    let [v, size, spread] = out;
+    let [v, size, spread] = out.map(|x| Matrix::from_row_major(n1, n1, x));
     Ok((v, [size, spread], tiny))
 }
 
