@@ -44,6 +44,22 @@
 //! marginal pass for the 637 sentences whose dense marginals were
 //! certified), 237.8M (139k per sentence, −13% in all); `digest product
 //! 1000` unchanged (`1d0d0c4f2238ad7c`, 2,017 sentences).
+//! Branch `base13` (`main` at `006a75a`: 238.0M, 139.6k per sentence; the
+//! dense route 28.4M, 52.3k): the running estimate's logarithms only near
+//! its worst entry (`Accuracy::of`), 234.8M; the divide and conquer's
+//! two-word subgraphs in locals (`elimination::gradient_pair`: 4 of the 16
+//! steps at `n = 6`, no graph copy, reduction or recursion) and no block
+//! sweep onto a single word, 213.9M; row `k`, column `k` and the block's
+//! rows read in place instead of copied, 211.2M; the product's outputs and
+//! `nearly_certain` without `Matrix` indexing or a needless pass, 210.7M
+//! (123.5k per sentence, −11.5%; escalated ÷ dense 2.67 → 2.36 in
+//! instructions). Same bits: `digest product 10` `240ff34ae23f4ae8`,
+//! `digest dense 10` `aa4e322d66440d47`, `digest product 1000`
+//! `1d0d0c4f2238ad7c` and `elimination_ratio -- digest`
+//! `2886a592b72e675f`, unchanged. Wall time (`time 10`, load average 7 on
+//! 2 cores, two alternated runs each): the product alone 21.6–21.9 µs on
+//! `main`, 17.0–18.0 µs on the branch; the whole escalated gradient moved
+//! within the noise.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -665,34 +665,38 @@ impl<P: NonNegative> Work<P> {
             let (pivot, root_lower) = self.step(k, alive(k), &later, lower, applied, scratch);
             steps.push((pivot, root_lower));
         }
-        if rest.is_empty() {
+        // One word alive after the block: the sweep would update only its
+        // diagonal entry, which is never read.
+        if rest.len() <= 1 {
             scratch.applied = applied;
             return;
         }
         // The sweep: rows and columns `rest`, the block's rows as they were
         // at their steps (final since: a word is never updated once eliminated).
-        let len = rest.len();
-        scratch.ys.clear();
-        for i in 0..b {
-            let k = word(i);
-            scratch
-                .ys
-                .extend_from_slice(&self.arcs[k * r + rest.start..k * r + rest.end]);
-        }
-        let ys = &scratch.ys;
+        // The block's rows lie on one side of `rest` (after it downwards,
+        // before it upwards): read in place, beside the rows swept.
+        let (fixed, fixed_first, swept, swept_first) = if forward {
+            let (head, tail) = self.arcs.split_at_mut(rest.start * r);
+            (&*head, 0, tail, rest.start)
+        } else {
+            let (head, tail) = self.arcs.split_at_mut(rest.end * r);
+            (&*tail, rest.end, head, 0)
+        };
+        let y = |i: usize| {
+            let at = (word(i) - fixed_first) * r;
+            &fixed[at + rest.start..at + rest.end]
+        };
         for h in rest.clone() {
             let mut terms: [(&P, &[P]); FUSED_STEPS] = [(&lowers[0], &[]); FUSED_STEPS];
             let mut t = 0;
             for i in (0..b).filter(|&i| applied[i * r + h]) {
-                terms[t] = (&lowers[i * r + h], &ys[i * len..(i + 1) * len]);
+                terms[t] = (&lowers[i * r + h], y(i));
                 t += 1;
             }
             // The diagonal entry h → h is updated too and never read: one
             // contiguous row keeps the loop simple and vectorisable.
-            accumulate(
-                &mut self.arcs[h * r + rest.start..h * r + rest.end],
-                &terms[..t],
-            );
+            let at = (h - swept_first) * r;
+            accumulate(&mut swept[at + rest.start..at + rest.end], &terms[..t]);
         }
         scratch.applied = applied;
     }
@@ -763,13 +767,15 @@ impl<P: NonNegative> Work<P> {
                 // the other terms of the pivot summed afresh (prefix and suffix
                 // sums, O(n)): its derivative then carries the factor
                 // rest_h / d_k, never a difference (see [`NonNegative::fraction`]).
-                let Scratch { column, suffix, .. } = &mut *scratch;
-                column.clear();
-                column.extend(alive.clone().map(|h| self.arcs[h * r + k].clone()));
+                // The column is read in place; `suffix[i]` sums its entries
+                // from the `i`-th alive word on (`suffix[0]`, the whole
+                // column, is never read and not formed).
+                let suffix = &mut scratch.suffix;
+                let column = |i: usize| &self.arcs[(alive.start + i) * r + k];
                 suffix.clear();
-                suffix.resize(column.len() + 1, P::nil());
-                for i in (0..column.len()).rev() {
-                    suffix[i] = suffix[i + 1].plus(&column[i]);
+                suffix.resize(alive.len() + 1, P::nil());
+                for i in (1..alive.len()).rev() {
+                    suffix[i] = suffix[i + 1].plus(column(i));
                 }
                 let mut prefix = if self.root[k].order == 0 {
                     self.root[k].value.clone()
@@ -777,7 +783,7 @@ impl<P: NonNegative> Work<P> {
                     P::nil()
                 };
                 for (i, h) in alive.clone().enumerate() {
-                    let a = &column[i];
+                    let a = column(i);
                     if a.is_nil() {
                         lower[h] = P::nil();
                         continue;
@@ -794,21 +800,29 @@ impl<P: NonNegative> Work<P> {
             }
             // Every product of the step is at least (smallest multiplier) ·
             // (smallest entry of row k): one check per step finds underflow.
-            let row_k = &mut scratch.row;
-            row_k.clear();
-            row_k.extend_from_slice(&self.arcs[k * r + alive.start..k * r + alive.end]);
+            // Row `k` is read in place: the rows the step updates (words
+            // alive) all lie on one side of it.
+            let (row_k, rows, first_row) = if alive.start > k {
+                let (head, tail) = self.arcs.split_at_mut((k + 1) * r);
+                (&head[k * r + alive.start..k * r + alive.end], tail, k + 1)
+            } else {
+                let (head, tail) = self.arcs.split_at_mut(k * r);
+                (&tail[alive.start..alive.end], head, 0)
+            };
+            let mut tiny = false;
             if let (Some((h, _)), Some(y)) = (l_min, smallest(row_k)) {
                 // Both factors are non-zero: a zero product underflowed.
                 let p = lower[h].times(y);
-                self.tiny |= p.is_nil() || p.is_extreme();
+                tiny = p.is_nil() || p.is_extreme();
             }
             // The block's later rows whole; in the other rows only the
             // block's later columns (at most three entries, the rest waits
             // for the sweep), and nothing at the block's last step.
-            let whole = later.start * r + alive.start..later.end * r + alive.start;
-            for (h, row) in (later.start..).zip(self.arcs[whole].chunks_mut(r)) {
+            let whole = (later.start - first_row) * r + alive.start
+                ..(later.end - first_row) * r + alive.start;
+            for (h, row) in (later.start..).zip(rows[whole].chunks_mut(r)) {
                 if applied[h] {
-                    accumulate(&mut row[..alive.len()], &[(&lower[h], &row_k[..])]);
+                    accumulate(&mut row[..alive.len()], &[(&lower[h], row_k)]);
                 }
             }
             if !later.is_empty() {
@@ -817,12 +831,14 @@ impl<P: NonNegative> Work<P> {
                 // rest of it, in increasing order.
                 let others = (alive.start..later.start).chain(later.end..alive.end);
                 for h in others.filter(|&h| applied[h]) {
-                    let row = &mut self.arcs[h * r + later.start..h * r + later.end];
+                    let at = (h - first_row) * r;
+                    let row = &mut rows[at + later.start..at + later.end];
                     for (x, y) in row.iter_mut().zip(y) {
                         x.add_product(&lower[h], y);
                     }
                 }
             }
+            self.tiny |= tiny;
         }
         let root = &self.root[k];
         let root_lower = if pivot.is_nil() || root.is_nil() {
@@ -861,14 +877,8 @@ impl<P: NonNegative> Work<P> {
 /// The buffers of one elimination or marginal pass, reused by every step
 /// and every level of the divide and conquer (no allocation per step).
 struct Scratch<P> {
-    /// Row `k` of the step.
-    row: Vec<P>,
-    /// Column `k` of the step.
-    column: Vec<P>,
-    /// Suffix sums of `column`.
+    /// Suffix sums of column `k` of the step.
     suffix: Vec<P>,
-    /// The rows of a block's words, restricted to the words alive after it.
-    ys: Vec<P>,
     /// Whether each multiplier of a block's steps was formed.
     applied: Vec<bool>,
     /// A block's multipliers, when the caller keeps none.
@@ -885,10 +895,7 @@ impl<P> Scratch<P> {
     /// (`n ≤ 20`, one product per sentence) cost a few percent.
     fn for_words(r: usize) -> Self {
         Scratch {
-            row: Vec::with_capacity(r),
-            column: Vec::with_capacity(r),
             suffix: Vec::with_capacity(r + 1),
-            ys: Vec::with_capacity(FUSED_STEPS * r),
             applied: Vec::with_capacity(FUSED_STEPS * r),
             lowers: Vec::with_capacity(FUSED_STEPS * r),
         }
@@ -1839,27 +1846,35 @@ pub fn marginals_jvp_sized<D: Tangent>(
     let (nu, root_nu, tiny) = whole_pass(&seeded, rooting, Start::Whole)?;
     let n1 = weights.rows();
     let n = n1 - 1;
-    let mut out = [
-        Matrix::zeros(n1, n1),
-        Matrix::zeros(n1, n1),
-        Matrix::zeros(n1, n1),
+    // Row-major slices: the same numbers as entry by entry through
+    // `Matrix` indexing, without its bounds checks.
+    let none = D::nil();
+    let none = [
+        none.tangent_f64(),
+        none.tangent_size(),
+        none.tangent_spread(),
     ];
-    for h in 0..n1 {
-        for m in 0..n1 {
-            let w = &seeded[(h, m)];
-            let mu = if m == 0 || h == m || w.is_nil() {
-                D::nil()
-            } else if h == 0 {
-                w.times(&root_nu[m - 1])
-            } else {
-                w.times(&nu[(h - 1) * n + m - 1])
-            };
-            out[0][(h, m)] = mu.tangent_f64();
-            out[1][(h, m)] = mu.tangent_size();
-            out[2][(h, m)] = mu.tangent_spread();
+    let mut out = none.map(|x| vec![x; n1 * n1]);
+    let [v, size, spread] = &mut out;
+    for (h, w_row) in seeded.as_slice().chunks_exact(n1).enumerate() {
+        let nu_row = if h == 0 {
+            &root_nu[..]
+        } else {
+            &nu[(h - 1) * n..h * n]
+        };
+        for m in 1..n1 {
+            let w = &w_row[m];
+            if h == m || w.is_nil() {
+                continue;
+            }
+            let mu = w.times(&nu_row[m - 1]);
+            let i = h * n1 + m;
+            v[i] = mu.tangent_f64();
+            size[i] = mu.tangent_size();
+            spread[i] = mu.tangent_spread();
         }
     }
-    let [v, size, spread] = out;
+    let [v, size, spread] = out.map(|x| Matrix::from_row_major(n1, n1, x));
     Ok((v, [size, spread], tiny))
 }
 
@@ -2968,6 +2983,9 @@ fn gradient<P: NonNegative>(
         pass.spare.push(work);
         return Ok(tiny);
     }
+    if r == 2 {
+        return gradient_pair(work, base, natural, pass);
+    }
     let half = r / 2;
     let mut tiny = work.tiny;
     // The first branch takes a copy in a spare graph's buffers, the second
@@ -2976,6 +2994,130 @@ fn gradient<P: NonNegative>(
     copy.copy_from(&work);
     tiny |= branch(copy, half..r, base, false, tiny, pass)?;
     tiny |= branch(work, 0..half, base, natural, tiny, pass)?;
+    Ok(tiny)
+}
+
+/// [`gradient`] on two words: its two branches (eliminate word `1` and
+/// recurse into word `0`, then the natural one, word `0`), each one step
+/// and one word left, with the numbers held in locals instead of the
+/// general case's graph copy, multiplier rows, block sweep, reduction and
+/// recursion. Every number is formed by the same operations on the same
+/// operands in the same order as [`branch`], [`Work::step`] and the
+/// one-word [`gradient`] (the nil terms of the step's partial sums
+/// included), so the bits are those of the general case; the block sweep
+/// would only have updated the diagonal entry, which is never read. At
+/// `n ≈ 6` a pass has two such pairs, a quarter of its steps.
+fn gradient_pair<P: NonNegative>(
+    work: Work<P>,
+    base: usize,
+    natural: bool,
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
+    let mut tiny = work.tiny;
+    tiny |= pair_branch(&work, 1, base, false, tiny, pass)?;
+    tiny |= pair_branch(&work, 0, base, natural, tiny, pass)?;
+    pass.spare.push(work);
+    Ok(tiny)
+}
+
+/// One branch of [`gradient_pair`]: eliminates word `k` of the two-word
+/// graph `g` (pushing its pivot when `natural` and `k = 0`, as [`branch`]),
+/// then the other word's `ν` (the one-word [`gradient`]) and the push back
+/// into row `k` of `ν`. Returns whether a forward product was tiny.
+fn pair_branch<P: NonNegative>(
+    g: &Work<P>,
+    k: usize,
+    base: usize,
+    natural: bool,
+    tiny: bool,
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
+    let o = 1 - k;
+    let n = pass.n;
+    let (a_ok, a_ko) = (&g.arcs[o * 2 + k], &g.arcs[k * 2 + o]);
+    let root_k = &g.root[k];
+    let mut root_o = g.root[o].clone();
+    let mut g_tiny = g.tiny;
+    // `Work::step` with the one word `o` alive: its four partial sums,
+    // three of them empty.
+    let nil = P::nil();
+    let in_weight = nil.plus(a_ok).plus(&nil).plus(&nil.plus(&nil));
+    let pivot = Leading::finite(in_weight.clone()).plus(root_k);
+    let mut lower = P::nil();
+    if !in_weight.is_nil() && !a_ok.is_nil() {
+        lower = if !P::FRACTION_READS_REST {
+            a_ok.times(&P::unit().over(&pivot.value))
+        } else {
+            // The prefix (the root term of order 0) and the empty suffix.
+            let prefix = if root_k.order == 0 {
+                root_k.value.clone()
+            } else {
+                P::nil()
+            };
+            a_ok.fraction(&prefix.plus(&nil))
+        };
+        if !a_ko.is_nil() {
+            let p = lower.times(a_ko);
+            g_tiny |= p.is_nil() || p.is_extreme();
+        }
+    }
+    let root_lower = if pivot.is_nil() || root_k.is_nil() {
+        Leading::nil()
+    } else if in_weight.is_nil() {
+        Leading::finite(P::unit())
+    } else if root_k.order == 0 {
+        Leading::finite(root_k.value.fraction(&in_weight))
+    } else {
+        root_k.over(&pivot)
+    };
+    g_tiny |= root_lower.is_nil() && !root_k.is_nil() && !pivot.is_nil();
+    if !root_lower.is_nil() {
+        let mut t = root_lower.value.is_extreme();
+        if !a_ko.is_nil() {
+            let add = root_lower.value.times(a_ko);
+            t |= add.is_nil() || add.is_extreme();
+            root_o.add(Leading {
+                value: add,
+                order: root_lower.order,
+            });
+            t |= root_o.value.is_extreme();
+        }
+        g_tiny |= t;
+    }
+    // [`branch`]: the pivot.
+    let pushes = natural && k == 0;
+    if pushes {
+        pass.roots_extreme |= root_k.value.is_extreme();
+    }
+    if pivot.is_nil() {
+        return Err(Numerical::Singular { pivot: k });
+    }
+    if pushes {
+        pass.pivots.push(pivot);
+    }
+    // The one-word [`gradient`] on word `o`.
+    if root_o.is_nil() {
+        return Err(Numerical::Singular { pivot: 0 });
+    }
+    let nu_root = Leading::finite(P::unit()).over(&root_o);
+    let tiny = tiny | g_tiny || nu_root.value.is_extreme();
+    if pushes {
+        pass.roots_extreme |= root_o.value.is_extreme();
+        pass.pivots.push(root_o);
+    }
+    let (wo, wk) = (base + o, base + k);
+    pass.nu[wo * n + wo] = P::nil();
+    // [`finish`]: ν_o[k] = (A[o][k]/d_k) ν_o[o] + (ρ[k]/d_k) ν_o[0].
+    let mut acc = P::nil();
+    if !lower.is_nil() {
+        acc.add_product(&lower, &pass.nu[wo * n + wo]);
+    }
+    if !root_lower.is_nil() {
+        let term = root_lower.times(&nu_root).at_zero(tiny, k)?;
+        acc = acc.plus(&term);
+    }
+    pass.nu_root[wo] = nu_root;
+    pass.nu[wk * n + wo] = acc;
     Ok(tiny)
 }
 

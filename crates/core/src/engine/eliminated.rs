@@ -710,12 +710,29 @@ impl Accuracy {
             .as_slice()
             .iter()
             .fold(0.0f64, |a, x| a.max(x.abs()));
+        // The fewest bits `−log₂(e / |x|)` of a judged entry: the logarithm
+        // only of the entries whose ratio is within `2⁻²⁰` of the largest
+        // (or NaN). Any other ratio's logarithm lies `1.4e-6` below, far
+        // beyond the rounding of `log2` (an ulp of at most `2.3e-13` here),
+        // so the minimum is the same number, without a logarithm per entry
+        // (measured, `valgrind --tool=callgrind
+        // --toggle-collect='*entropy_and_gradient*' … short_escalated DIR
+        // count 1 product 10`: 238.0M to 234.8M instructions, digests
+        // unchanged).
+        let ratios = || {
+            balanced
+                .as_slice()
+                .iter()
+                .zip(error.as_slice())
+                .filter(|&(x, e)| *x != 0.0 && x.abs() >= ENTRY_FLOOR * largest && *e > 0.0)
+                .map(|(x, e)| e / x.abs())
+        };
+        let most = ratios().fold(0.0f64, |a, q| if q > a { q } else { a });
+        let near = most * (1.0 - f64::powi(2.0, -20));
         let mut entry_bits = 53.0f64;
-        for (x, e) in balanced.as_slice().iter().zip(error.as_slice()) {
-            if *x != 0.0 && x.abs() >= ENTRY_FLOOR * largest && *e > 0.0 {
-                let b = -(e / x.abs()).log2();
-                entry_bits = entry_bits.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
-            }
+        for q in ratios().filter(|q| q.is_nan() || *q >= near) {
+            let b = -q.log2();
+            entry_bits = entry_bits.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
         }
         Accuracy {
             bits,
@@ -862,8 +879,8 @@ pub(crate) fn nearly_certain(mu: &Matrix<f64>, rooting: Rooting) -> bool {
     // at n = 10 collecting each column cost 8% of the product.
     fn line<I: Iterator<Item = f64>>(cells: impl Fn() -> I, threshold: f64) -> bool {
         let top = cells().fold(0.0f64, f64::max);
-        let rest: f64 = cells().filter(|&x| x != top).sum();
-        top > 0.5 && rest < threshold
+        // The second pass only where the largest exceeds `1/2`.
+        top > 0.5 && cells().filter(|&x| x != top).sum::<f64>() < threshold
     }
     let columns = (1..n1).any(|m| {
         line(
