@@ -75,6 +75,14 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// `≈ 4.5 n³` per product).
 pub const SINGLE_ROOT_LARGEST_FACTOR: f64 = 20.0;
 
+/// The factor of the single-root second opinion (`residual_accuracy`):
+/// a product that only the floor of [`SINGLE_ROOT_LARGEST_FACTOR`] doubts
+/// is kept dense when its estimate without the floor, its error raised to
+/// `3` times the norm of the residuals of the column identities
+/// (`Σ_h v̂_hm` per word, `Σ_m v̂_0m` for the root), still keeps
+/// [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`]. Calibration: TODO.
+pub const SINGLE_ROOT_RESIDUAL_FACTOR: f64 = 3.0;
+
 /// The bits [`Certified`](super::Certified) asks of the estimate beyond
 /// [`DERIVATIVE_BITS`] before it takes a dense product, by rooting
 /// (`[multi, single]`): `[0, 1]`. Multi-root, the factor `c = 2` of
@@ -473,15 +481,27 @@ pub(crate) enum DenseRoute {
 /// [`CERTIFY_DERIVATIVE_MARGIN`].
 pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: bool) -> DenseRoute {
     let rooting = product.rooting;
+    let single = rooting == Rooting::Single;
     let estimates = VjpAccuracy::over(product, None);
-    let margin = CERTIFY_DERIVATIVE_MARGIN[usize::from(rooting == Rooting::Single)];
-    let kept = estimates.floored.bits() >= DERIVATIVE_BITS + margin;
+    let bar = DERIVATIVE_BITS + CERTIFY_DERIVATIVE_MARGIN[usize::from(single)];
+    let kept = estimates.floored.bits() >= bar;
+    // Single-root, where only the floor doubts the product (the plain
+    // estimate keeps the bar): the second opinion of the column identities,
+    // `O(n²)`, run in that band only.
+    let seconded = (!kept && single && estimates.plain.bits() >= bar)
+        .then(|| residual_accuracy(product, estimates.plain))
+        .filter(|second| second.bits() >= bar);
     if !refuses {
-        return if kept {
-            DenseRoute::Dense(estimates.floored)
-        } else {
-            DenseRoute::Elimination
+        return match (kept, seconded) {
+            (true, _) => DenseRoute::Dense(estimates.floored),
+            (false, Some(second)) => DenseRoute::Dense(second),
+            (false, None) => DenseRoute::Elimination,
         };
+    }
+    if let Some(second) = seconded {
+        // The plain estimate keeps the bar: the check without the live
+        // arcs passes, and the second opinion's error is at least its own.
+        return DenseRoute::Dense(second);
     }
     // The floored estimate never keeps more bits than the plain one: a
     // product it keeps passes the check without the live arcs.
@@ -490,6 +510,64 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
         DenseRoute::Dense(checked)
     } else {
         DenseRoute::Elimination
+    }
+}
+
+/// The second opinion on a single-root product that only the floor of
+/// [`SINGLE_ROOT_LARGEST_FACTOR`] doubts: the estimate `plain` (without
+/// the floor) with its error raised to [`SINGLE_ROOT_RESIDUAL_FACTOR`]
+/// times the norm of the residuals of the product's identities, when that
+/// is larger. Every tree gives each word one head and, single-root, the
+/// root one dependent, so `Σ_h v_hm = 0` for every word `m` and
+/// `Σ_m v_0m = 0` in exact arithmetic: the residuals are
+/// `r_m = Σ_h v̂_hm` (over the allowed arcs into `m`) and `r_0 = Σ_m v̂_0m`
+/// of the product `v̂` as computed (before the model's `balance`), each
+/// summed with Neumaier's compensation, and their norm is
+/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation.
+///
+/// Why it sees what the floor guards against: an error `δ_m` of an entry
+/// of `X Cᵀ X` that every arc into `m` reads (the diagonal one) enters
+/// `v_hm` as `w_hm δ_m`, with the sign of `δ_m` on every arc of the column
+/// (the weights are positive), so it adds up in `r_m` to `δ_m Σ_h w_hm`,
+/// at least its own 2-norm over the column; the independent roundings the
+/// plain estimate covers add up in `r_m` as they do in the 2-norm. It is a
+/// measurement of the error, not a bound (an error that cancels within a
+/// column is not seen), hence the factor and the plain estimate beside it.
+fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccuracy) -> VjpAccuracy {
+    let (weights, v) = (product.weights, product.v);
+    let n1 = weights.rows();
+    // Per column: the running sum and Neumaier's compensation.
+    let mut sums = vec![(0.0f64, 0.0f64); n1];
+    let add = |(sum, compensation): (f64, f64), x: f64| {
+        let t = sum + x;
+        let lost = if sum.abs() >= x.abs() {
+            (sum - t) + x
+        } else {
+            (x - t) + sum
+        };
+        (t, compensation + lost)
+    };
+    let mut root = (0.0f64, 0.0f64);
+    for (h, (wr, vr)) in rows(weights).zip(rows(v)).enumerate() {
+        for m in 1..n1 {
+            if m == h || wr[m].is_zero() {
+                continue;
+            }
+            let x = vr[m].to_f64();
+            sums[m] = add(sums[m], x);
+            if h == 0 {
+                root = add(root, x);
+            }
+        }
+    }
+    let squares = sums[1..]
+        .iter()
+        .chain(std::iter::once(&root))
+        .map(|(sum, compensation)| (sum + compensation).powi(2))
+        .sum::<f64>();
+    VjpAccuracy {
+        error: plain.error.max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
+        norm: plain.norm,
     }
 }
 
