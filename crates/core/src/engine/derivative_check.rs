@@ -465,48 +465,53 @@ pub(crate) enum DenseRoute {
 /// and the single-root escalation of
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
 /// alike. One `O(n²)` pass gives the estimate with and without the floor of
-/// [`SINGLE_ROOT_LARGEST_FACTOR`]:
+/// [`SINGLE_ROOT_LARGEST_FACTOR`]; the product is kept when its estimate
+/// keeps [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`] (by rooting),
+/// that estimate being, multi-root, [`VjpAccuracy`]'s, and single-root the
+/// one without the floor with its error raised to
+/// [`SINGLE_ROOT_RESIDUAL_FACTOR`] times the residual of the product's
+/// identities (`residual_accuracy`, one more `O(n²)` pass where the
+/// estimate without the floor keeps the bar; the floor is not read):
 ///
-/// * the floored estimate keeps [`DERIVATIVE_BITS`] +
-///   [`CERTIFY_DERIVATIVE_MARGIN`] (by rooting): the dense product, with the
-///   floored estimate (`refuses` false) or the one without the floor;
+/// * kept: the dense product, with that estimate (`refuses` false) or the
+///   one without the floor (the check of the refusing engines, unchanged);
 /// * otherwise, when `refuses` (a dense engine that refuses by the check
 ///   without the floor, [`live_accuracy`]) and that check puts the product
 ///   below [`DERIVATIVE_BITS`]: the dense product with that estimate, for
 ///   the model to refuse (`O(n³)` for the live arcs, on this path only);
-/// * otherwise (only the floor doubts it, or `Certified`, which never
+/// * otherwise (only the residual doubts it, or `Certified`, which never
 ///   refuses a dense product): the elimination.
 ///
-/// Why the zone and the margin: [`SINGLE_ROOT_LARGEST_FACTOR`] and
+/// Why the residual and the margin: [`SINGLE_ROOT_RESIDUAL_FACTOR`] and
 /// [`CERTIFY_DERIVATIVE_MARGIN`].
 pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: bool) -> DenseRoute {
     let rooting = product.rooting;
     let single = rooting == Rooting::Single;
     let estimates = VjpAccuracy::over(product, None);
     let bar = DERIVATIVE_BITS + CERTIFY_DERIVATIVE_MARGIN[usize::from(single)];
-    let kept = estimates.floored.bits() >= bar;
-    // Single-root, where only the floor doubts the product (the plain
-    // estimate keeps the bar): the second opinion of the column identities,
-    // `O(n²)`, run in that band only.
-    let seconded = (!kept && single && estimates.plain.bits() >= bar)
-        .then(|| residual_accuracy(product, estimates.plain))
-        .filter(|second| second.bits() >= bar);
+    // Single-root, the estimate without the floor with the error the
+    // identities' residuals measure (`O(n²)`, where the plain estimate
+    // keeps the bar); multi-root, the estimate (the floor is single-root).
+    let estimate = if single && estimates.plain.bits() >= bar {
+        residual_accuracy(product, estimates.plain)
+    } else {
+        estimates.floored
+    };
+    let kept = estimate.bits() >= bar;
     if !refuses {
-        return match (kept, seconded) {
-            (true, _) => DenseRoute::Dense(estimates.floored),
-            (false, Some(second)) => DenseRoute::Dense(second),
-            (false, None) => DenseRoute::Elimination,
+        return if kept {
+            DenseRoute::Dense(estimate)
+        } else {
+            DenseRoute::Elimination
         };
     }
-    if let Some(second) = seconded {
-        // The plain estimate keeps the bar: the check without the live
-        // arcs passes, and the second opinion's error is at least its own.
-        return DenseRoute::Dense(second);
+    if kept {
+        // The plain estimate keeps at least as many bits: the check
+        // without the live arcs passes, by that estimate as before.
+        return DenseRoute::Dense(estimates.plain);
     }
-    // The floored estimate never keeps more bits than the plain one: a
-    // product it keeps passes the check without the live arcs.
     let checked = live_accuracy(Some(estimates.plain), product);
-    if kept || checked.bits() < DERIVATIVE_BITS {
+    if checked.bits() < DERIVATIVE_BITS {
         DenseRoute::Dense(checked)
     } else {
         DenseRoute::Elimination
