@@ -5,7 +5,7 @@
 //! [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
 //! (the `f64` dense engines `F64` and `ShiftedF64` of `spantree-faer`),
 //! and single-root escalates to the elimination the products that only the
-//! floor of [`SINGLE_ROOT_LARGEST_FACTOR`] doubts.
+//! second opinion of the residuals ([`SINGLE_ROOT_RESIDUAL_FACTOR`]) doubts.
 
 use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
@@ -48,53 +48,79 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// engines) are refused, 9,311 of them falsely (against about 11,000 of
 /// 18,228 with a plain factor `2^3.6` on the 2-norm, in an earlier sweep). The floor grows with the largest
 /// arc only, so large graphs, whose 2-norm dwarfs it, keep their estimate.
-/// It decides the route of [`Certified`](super::Certified) (and
-/// [`VjpAccuracy::of`]). The refusal of the dense engines
+/// It is the floor of [`VjpAccuracy::of`] (an estimate from any product,
+/// which may come balanced by the model, its residuals then zero by
+/// construction).
+/// It decided the route of [`Certified`](super::Certified) and the
+/// single-root escalation of the dense engines until the second opinion of
+/// [`SINGLE_ROOT_RESIDUAL_FACTOR`] replaced it there: the floor grows with
+/// the largest arc whatever the error, and escalated most products at
+/// `n ≤ 8` and many of ordinary graphs that kept their bits (4,422 of 7,012
+/// per dense engine in the sweep, 2,017 of the 6,025 sentences of the UD
+/// corpus on `Certified`, the speed table's `N(0, 2²)` graph at `n = 20`),
+/// while it let one product of `F64` through at `n = 10` with 44.7 bits.
+/// The refusal of the dense engines
 /// ([`Dense::with_derivative_check`](super::Dense::with_derivative_check))
-/// does not take it: as a refusal, on ordinary graphs (`honest_accuracy
+/// never took it: as a refusal, on ordinary graphs (`honest_accuracy
 /// refusals`, 3,000 gradients per `σ` and engine at `n ≤ 100`) it refused
 /// 6 at `σ = 1` and 121 at `σ = 2` that kept 45 bits (0 and 3 without), 9
 /// of the 112 gradients of the core `honest` test (3 without), and the
 /// entropy gradients, divergences and covariances of the conformance
 /// suite's 2–4-word graphs (estimated 44 bits, every one accurate).
-/// Instead the dense engines *escalate* by it: single-root, a product that
-/// the check without the floor accepts and the floored estimate puts below
-/// [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`] is computed again by
-/// the elimination and returned with the elimination's own estimate; no
-/// refusal is added. In the sweep (`vjp_calibration 3 4 5 6 8 36`, single-root,
-/// per engine: 9,291 products, 2,279 refused before and after) the dense
-/// engines returned 7,012 products, 23 of them below 45 bits on `F64`
-/// (fewest 40.6) and 22 on `ShiftedF64` (fewest 41.7), one per engine at
-/// `n = 36`, the others at `n ≤ 8`; now 4,422 of the 7,012 are escalated,
-/// none is returned below 45 bits, and the fewest returned keep 46.9 and
-/// 46.6 (those 23 and 22 keep 48.1–53.0 and 48.3–53.0). That many escalate because at `n ≤ 8`
-/// the floor decides most estimates; on ordinary graphs fewer do (the core
-/// `honest` test: 16 of the 72 single-root entropy gradients at `n ≤ 40`,
-/// all with `σ = 2` but one pair at `n = 4`, `σ = 1`, up to `n = 22`), each
-/// at the cost of an elimination (`≈ 1.3 n³` marginal pass once per model,
-/// `≈ 4.5 n³` per product).
 pub const SINGLE_ROOT_LARGEST_FACTOR: f64 = 20.0;
 
-/// The factor of the single-root second opinion (`residual_accuracy`):
-/// a product that only the floor of [`SINGLE_ROOT_LARGEST_FACTOR`] doubts
-/// is kept dense when its estimate without the floor, its error raised to
-/// `3` times the norm of the residuals of the column identities
-/// (`Σ_h v̂_hm` per word, `Σ_m v̂_0m` for the root), still keeps
-/// [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`]. Calibration: TODO.
+/// The factor of the single-root second opinion (`residual_accuracy`),
+/// which decides the route of a single-root dense product in place of the
+/// floor of [`SINGLE_ROOT_LARGEST_FACTOR`]: the product is kept when the
+/// estimate without the floor, its error raised to `3` times the norm
+/// `‖r‖₂` of the residuals of the product's identities (`r_m = Σ_h v̂_hm`
+/// per word, `r_0 = Σ_m v̂_0m` for the root: zero in exact arithmetic),
+/// keeps [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`]. The residual
+/// measures the error the floor guards against (an error shared by a
+/// column adds up in its sum, see `residual_accuracy`): on the products of
+/// the calibration sweep that kept fewer than 45 bits while the estimate
+/// without the floor said 45 or more (46 products of `F64` and `ShiftedF64`
+/// at `n = 3, 4, 5, 6, 8, 36`; 10 at `n = 10, 12, 16, 20, 28, 50`) it
+/// overstates the bits by at most 1.49 (0.24 at the larger `n`), so `3`
+/// (1.58 bits) is the least round factor that flags every one, and the
+/// margin is the spare made honest, as for the floor.
+///
+/// Against `HighPrecision<512>` (`cargo run --profile test -p spantree-faer
+/// --example vjp_calibration 3 4 5 6 8 36`, and `… 10 12 16 20 28 50`),
+/// single-root, per engine: the floor escalated 4,422 of the 7,012 products
+/// the dense engines return (1,301 of 2,283 at the larger `n`), of which,
+/// both engines together, 8,798 of 8,844 kept 45 bits norm-wise (7,973
+/// also 40 bits on every entry `≥ 1e-8` of the largest) and 2,593 of 2,602;
+/// the residual escalates 1,006 on `F64` and 1,008 on `ShiftedF64` (386
+/// and 392), returns none below 45 bits (the floor returned one on `F64` at
+/// `n = 10`, 44.7 bits, where its estimate said 46.7 and the residual
+/// 44.1), and the fewest returned keep 46.5 and 46.6 bits (45.7 and 46.8).
+/// `Accurate` keeps 9,995 of 17,136 single-root products dense (4,528 with
+/// the floor; 3,023 of 5,040 at the larger `n`, 1,615), fewest 46.1 bits.
+/// On ordinary graphs: the single-root entropy gradient of `N(0, 2²)`
+/// graphs on `Accurate` goes to the elimination for 2 of 205 graphs at
+/// `n = 10..=50` (49 with the floor, every one of them with 48.4 bits or
+/// more; `cargo run --release -p spantree-faer --example escalation_count
+/// 10 50 5`), and on the UD corpus (`spantree-bench`'s `route_profile
+/// corpus DIR`, entropy + gradient per sentence) for 172 of 6,025
+/// sentences (2,017 with the floor, the 1,921 of them that only the floor
+/// doubted keeping 48.0 bits or more), the pass about 12% faster.
 pub const SINGLE_ROOT_RESIDUAL_FACTOR: f64 = 3.0;
 
 /// The bits [`Certified`](super::Certified) asks of the estimate beyond
 /// [`DERIVATIVE_BITS`] before it takes a dense product, by rooting
 /// (`[multi, single]`): `[0, 1]`. Multi-root, the factor `c = 2` of
 /// [`VJP_ERROR_FACTOR`] already flags every product of the calibration
-/// sweep below 45 bits; single-root [`SINGLE_ROOT_LARGEST_FACTOR`] does,
-/// with 0.03 bits to spare on the worst product, and the one bit is that
-/// spare made honest (before the floor, 3 bits here still let 1 product of
-/// 16,800 through at 43.8 bits; 5 would have caught it but sent nearly
-/// every `N(0, 2²)` graph to the elimination). A dense engine with
+/// sweep below 45 bits; single-root the second opinion of
+/// [`SINGLE_ROOT_RESIDUAL_FACTOR`] does, with 0.09 bits to spare on the
+/// worst product, and the one bit is that spare made honest (as it was for
+/// the floor of [`SINGLE_ROOT_LARGEST_FACTOR`], 0.03 bits to spare; before
+/// the floor, 3 bits on the plain estimate still let 1 product of 16,800
+/// through at 43.8 bits; 5 would have caught it but sent nearly every
+/// `N(0, 2²)` graph to the elimination). A dense engine with
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
-/// refuses at the estimate itself, without the floor (a margin or the
-/// floor there would refuse accurate products of ordinary graphs), and
+/// refuses at the estimate itself, without the floor or the residual (a
+/// margin there would refuse accurate products of ordinary graphs), and
 /// single-root escalates to the elimination with this margin, as
 /// `Certified` routes: an escalation costs time, not an answer.
 pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
@@ -113,7 +139,10 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// [`weight_gradient`](crate::laplacian::weight_gradient) without its
 /// signs), `c` = [`VJP_ERROR_FACTOR`]; compared with `‖v̂‖₂`, the norm of the
 /// product as computed. Single-root, `‖size‖₂` is floored at
-/// [`SINGLE_ROOT_LARGEST_FACTOR`] times the largest `size_f` (why there). Multi-root, the size of the arc whose marginal
+/// [`SINGLE_ROOT_LARGEST_FACTOR`] times the largest `size_f` (why there);
+/// the routes of the dense products do not take the floor but a second
+/// opinion from the product's own residuals
+/// ([`SINGLE_ROOT_RESIDUAL_FACTOR`]). Multi-root, the size of the arc whose marginal
 /// exceeds `1/2` in its column is the sum of the column's other sizes: the
 /// model returns that entry as minus the sum of the others (`balance`, the
 /// identity `Σ_h v_hm = 0`), so its error is at most the sum of theirs,
@@ -571,7 +600,9 @@ fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccurac
         .map(|(sum, compensation)| (sum + compensation).powi(2))
         .sum::<f64>();
     VjpAccuracy {
-        error: plain.error.max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
+        error: plain
+            .error
+            .max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
         norm: plain.norm,
     }
 }
