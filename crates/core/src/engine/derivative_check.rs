@@ -399,7 +399,7 @@ impl VjpAccuracy {
 /// [`VjpAccuracy::of`] without the single-root floor
 /// ([`SINGLE_ROOT_LARGEST_FACTOR`]: at `n ≤ 8` it refuses gradients of
 /// ordinary `N(0, 1)` graphs that keep 50 bits, which `F64` must return;
-/// the dense engines escalate by the floor instead, see
+/// the dense engines escalate by the residuals instead, see
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)),
 /// and where it says fewer than [`DERIVATIVE_BITS`],
 /// again without what is zero by structure: arcs in no tree (their
@@ -547,9 +547,9 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
     }
 }
 
-/// The second opinion on a single-root product that only the floor of
-/// [`SINGLE_ROOT_LARGEST_FACTOR`] doubts: the estimate `plain` (without
-/// the floor) with its error raised to [`SINGLE_ROOT_RESIDUAL_FACTOR`]
+/// The second opinion on a single-root product whose estimate `plain`
+/// (without the floor of [`SINGLE_ROOT_LARGEST_FACTOR`]) keeps the bar:
+/// that estimate with its error raised to [`SINGLE_ROOT_RESIDUAL_FACTOR`]
 /// times the norm of the residuals of the product's identities, when that
 /// is larger. Every tree gives each word one head and, single-root, the
 /// root one dependent, so `Σ_h v_hm = 0` for every word `m` and
@@ -1306,6 +1306,62 @@ mod tests {
             }
         }
         assert!(constant > 0, "no single-root constant seed in the sweep");
+    }
+
+    /// The residual second opinion on a product whose identities' sums are
+    /// known by hand: single-root, `n = 3`, every arc allowed. Column 1
+    /// holds `1e16, 1, −1e16` (sum exactly `1`, which a plain left-to-right
+    /// sum loses to `0`), column 2 sums to `1/2`, column 3 to `−2`; the
+    /// root row `1e16 + 1 + 1/4` rounds to `1e16 + 2` (doubles near `1e16`
+    /// are `2` apart; a plain sum gives `1e16`). Error
+    /// `max(plain, 3 ‖r‖₂)`, `‖r‖₂² = 1 + 1/4 + 4 + (1e16 + 2)²`.
+    #[test]
+    fn residual_accuracy_sums_the_identities_by_hand() {
+        let w = Matrix::from_fn(4, 4, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
+        let mut v = Matrix::zeros(4, 4);
+        // Column 1: root, 2 → 1, 3 → 1.
+        v[(0, 1)] = 1e16;
+        v[(2, 1)] = 1.0;
+        v[(3, 1)] = -1e16;
+        // Column 2: root, 1 → 2, 3 → 2.
+        v[(0, 2)] = 1.0;
+        v[(1, 2)] = -0.25;
+        v[(3, 2)] = -0.25;
+        // Column 3: root, 1 → 3, 2 → 3.
+        v[(0, 3)] = 0.25;
+        v[(1, 3)] = -1.0;
+        v[(2, 3)] = -1.25;
+        let zero = Matrix::zeros(4, 4);
+        let x = Matrix::zeros(3, 3);
+        let product = DenseProduct {
+            centred: &zero,
+            weights: &w,
+            x: &x,
+            mu: &zero,
+            v: &v,
+            rooting: Rooting::Single,
+        };
+        let plain = VjpAccuracy {
+            error: 1.0,
+            norm: 7.0,
+        };
+        let root: f64 = 1e16 + 2.0;
+        let expected = 3.0 * (1.0f64 + 0.25 + 4.0 + root * root).sqrt();
+        let second = residual_accuracy(&product, plain);
+        assert_eq!((second.error, second.norm), (expected, 7.0));
+        // Every identity exact: the plain estimate stands.
+        let balanced = Matrix::from_fn(4, 4, |h, m| match (h, m) {
+            (0, 1) => 1.0,
+            (0, 2) => -1.0,
+            (_, 1) if h > 1 => -0.5,
+            (_, 2) if h != 2 => 0.5,
+            _ => 0.0,
+        });
+        let product = DenseProduct {
+            v: &balanced,
+            ..product
+        };
+        assert_eq!(residual_accuracy(&product, plain), plain);
     }
 
     /// The `f64` path of the estimate against the generic one: the same
