@@ -28,8 +28,9 @@
 //! true bits of what is returned. For the dense engines the first columns
 //! judge the dense product (without the check); what is returned is the
 //! checked engine's answer, which single-root may be the elimination's
-//! product (`escalated`: the check accepted the dense product, the floored
-//! estimate did not; see `Dense::with_derivative_check`), and `returned`
+//! product (`escalated`: the check accepted the dense product, its second
+//! opinion from the product's residuals did not, `SINGLE_ROOT_RESIDUAL_FACTOR`;
+//! see `Dense::with_derivative_check`), and `returned`
 //! counts the products answered. `accurate` reports the products its dense
 //! route answered and the fewest bits it returned (a refusal counts as
 //! false when the elimination's own product kept 45 bits); `elimination
@@ -378,8 +379,8 @@ fn main() {
                                 );
                                 // The checked engine's answer: the dense
                                 // product, refused, or (single-root, where
-                                // only the floor doubts it) escalated to the
-                                // elimination.
+                                // only the residuals doubt it) escalated to
+                                // the elimination.
                                 let answer = Model::new(checked, &graph, rooting).and_then(|m| {
                                     let v = m.marginals_vjp(seed)?;
                                     Ok((v, m.factors().elimination_formed()))

@@ -5,7 +5,7 @@
 //! [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
 //! (the `f64` dense engines `F64` and `ShiftedF64` of `spantree-faer`),
 //! and single-root escalates to the elimination the products that only the
-//! floor of [`SINGLE_ROOT_LARGEST_FACTOR`] doubts.
+//! second opinion of the residuals ([`SINGLE_ROOT_RESIDUAL_FACTOR`]) doubts.
 
 use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
@@ -48,45 +48,83 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// engines) are refused, 9,311 of them falsely (against about 11,000 of
 /// 18,228 with a plain factor `2^3.6` on the 2-norm, in an earlier sweep). The floor grows with the largest
 /// arc only, so large graphs, whose 2-norm dwarfs it, keep their estimate.
-/// It decides the route of [`Certified`](super::Certified) (and
-/// [`VjpAccuracy::of`]). The refusal of the dense engines
+/// It is the floor of [`VjpAccuracy::of`] (an estimate from any product,
+/// which may come balanced by the model, its residuals then zero by
+/// construction).
+/// It decided the route of [`Certified`](super::Certified) and the
+/// single-root escalation of the dense engines until the second opinion of
+/// `SINGLE_ROOT_RESIDUAL_FACTOR` replaced it there: the floor grows with
+/// the largest arc whatever the error, and escalated most products at
+/// `n ≤ 8` and many of ordinary graphs that kept their bits (4,422 of 7,012
+/// per dense engine in the sweep, 2,017 of the 6,025 sentences of the UD
+/// corpus on `Certified`, the speed table's `N(0, 2²)` graph at `n = 20`),
+/// while it let one product of `F64` through at `n = 10` with 44.7 bits.
+/// The refusal of the dense engines
 /// ([`Dense::with_derivative_check`](super::Dense::with_derivative_check))
-/// does not take it: as a refusal, on ordinary graphs (`honest_accuracy
+/// never took it: as a refusal, on ordinary graphs (`honest_accuracy
 /// refusals`, 3,000 gradients per `σ` and engine at `n ≤ 100`) it refused
 /// 6 at `σ = 1` and 121 at `σ = 2` that kept 45 bits (0 and 3 without), 9
 /// of the 112 gradients of the core `honest` test (3 without), and the
 /// entropy gradients, divergences and covariances of the conformance
 /// suite's 2–4-word graphs (estimated 44 bits, every one accurate).
-/// Instead the dense engines *escalate* by it: single-root, a product that
-/// the check without the floor accepts and the floored estimate puts below
-/// [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`] is computed again by
-/// the elimination and returned with the elimination's own estimate; no
-/// refusal is added. In the sweep (`vjp_calibration 3 4 5 6 8 36`, single-root,
-/// per engine: 9,291 products, 2,279 refused before and after) the dense
-/// engines returned 7,012 products, 23 of them below 45 bits on `F64`
-/// (fewest 40.6) and 22 on `ShiftedF64` (fewest 41.7), one per engine at
-/// `n = 36`, the others at `n ≤ 8`; now 4,422 of the 7,012 are escalated,
-/// none is returned below 45 bits, and the fewest returned keep 46.9 and
-/// 46.6 (those 23 and 22 keep 48.1–53.0 and 48.3–53.0). That many escalate because at `n ≤ 8`
-/// the floor decides most estimates; on ordinary graphs fewer do (the core
-/// `honest` test: 16 of the 72 single-root entropy gradients at `n ≤ 40`,
-/// all with `σ = 2` but one pair at `n = 4`, `σ = 1`, up to `n = 22`), each
-/// at the cost of an elimination (`≈ 1.3 n³` marginal pass once per model,
-/// `≈ 4.5 n³` per product).
 pub const SINGLE_ROOT_LARGEST_FACTOR: f64 = 20.0;
+
+/// The factor of the single-root second opinion (`residual_accuracy`),
+/// which decides the route of a single-root dense product in place of the
+/// floor of [`SINGLE_ROOT_LARGEST_FACTOR`]: the product is kept when the
+/// estimate without the floor, its error raised to `3` times the norm
+/// `‖r‖₂` of the residuals of the product's identities (`r_m = Σ_h v̂_hm`
+/// per word, `r_0 = Σ_m v̂_0m` for the root: zero in exact arithmetic),
+/// keeps [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`]. The residual
+/// measures the error the floor guards against (an error shared by a
+/// column adds up in its sum, see `residual_accuracy`): on the products of
+/// the calibration sweep that kept fewer than 45 bits while the estimate
+/// without the floor said 45 or more (46 products of `F64` and `ShiftedF64`
+/// at `n = 3, 4, 5, 6, 8, 36`; 10 at `n = 10, 12, 16, 20, 28, 50`) it
+/// overstates the bits by at most 1.49 (0.24 at the larger `n`), so `3`
+/// (1.58 bits) is the least round factor that flags every one, and the
+/// margin is the spare made honest, as for the floor.
+///
+/// Against `HighPrecision<512>` (`cargo run --profile test -p spantree-faer
+/// --example vjp_calibration 3 4 5 6 8 36`, and `… 10 12 16 20 28 50`),
+/// single-root, per engine: the floor escalated 4,422 of the 7,012 products
+/// the dense engines return (1,301 of 2,283 at the larger `n`), of which,
+/// both engines together, 8,798 of 8,844 kept 45 bits norm-wise (7,973
+/// also 40 bits on every entry `≥ 1e-8` of the largest) and 2,593 of 2,602;
+/// the residual escalates 1,006 on `F64` and 1,008 on `ShiftedF64` (386
+/// and 392), returns none below 45 bits (the floor returned one on `F64` at
+/// `n = 10`, 44.7 bits, where its estimate said 46.7 and the residual
+/// 44.1), and the fewest returned keep 46.5 and 46.6 bits (45.7 and 46.8).
+/// `Accurate` keeps 9,995 of 17,136 single-root products dense (4,528 with
+/// the floor; 3,023 of 5,040 at the larger `n`, 1,615), fewest 46.1 bits.
+/// On ordinary graphs: the single-root entropy gradient of `N(0, 2²)`
+/// graphs on `Accurate` goes to the elimination for 2 of 205 graphs at
+/// `n = 10..=50` (49 with the floor, every one of them with 48.4 bits or
+/// more; `cargo run --release -p spantree-faer --example escalation_count
+/// 10 50 5`), and on the UD corpus (`spantree-bench`'s `route_profile
+/// corpus DIR`, entropy + gradient per sentence) for 172 of 6,025
+/// sentences (2,017 with the floor, the 1,921 of them that only the floor
+/// doubted keeping 48.0 bits or more): the pass runs 8.7% fewer
+/// instructions (`valgrind --tool=callgrind`, `route_profile corpus DIR
+/// 0`, inclusive in its `entropy_and_gradient`), 11% less time in the
+/// median of three (1,112 sentences still pay the elimination's marginal
+/// pass); `op_loop grad_entropy 20 10000 0 accurate`: 79 → 15 µs.
+pub const SINGLE_ROOT_RESIDUAL_FACTOR: f64 = 3.0;
 
 /// The bits [`Certified`](super::Certified) asks of the estimate beyond
 /// [`DERIVATIVE_BITS`] before it takes a dense product, by rooting
 /// (`[multi, single]`): `[0, 1]`. Multi-root, the factor `c = 2` of
 /// [`VJP_ERROR_FACTOR`] already flags every product of the calibration
-/// sweep below 45 bits; single-root [`SINGLE_ROOT_LARGEST_FACTOR`] does,
-/// with 0.03 bits to spare on the worst product, and the one bit is that
-/// spare made honest (before the floor, 3 bits here still let 1 product of
-/// 16,800 through at 43.8 bits; 5 would have caught it but sent nearly
-/// every `N(0, 2²)` graph to the elimination). A dense engine with
+/// sweep below 45 bits; single-root the second opinion of
+/// `SINGLE_ROOT_RESIDUAL_FACTOR` does, with 0.09 bits to spare on the
+/// worst product, and the one bit is that spare made honest (as it was for
+/// the floor of [`SINGLE_ROOT_LARGEST_FACTOR`], 0.03 bits to spare; before
+/// the floor, 3 bits on the plain estimate still let 1 product of 16,800
+/// through at 43.8 bits; 5 would have caught it but sent nearly every
+/// `N(0, 2²)` graph to the elimination). A dense engine with
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
-/// refuses at the estimate itself, without the floor (a margin or the
-/// floor there would refuse accurate products of ordinary graphs), and
+/// refuses at the estimate itself, without the floor or the residual (a
+/// margin there would refuse accurate products of ordinary graphs), and
 /// single-root escalates to the elimination with this margin, as
 /// `Certified` routes: an escalation costs time, not an answer.
 pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
@@ -105,7 +143,10 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// [`weight_gradient`](crate::laplacian::weight_gradient) without its
 /// signs), `c` = [`VJP_ERROR_FACTOR`]; compared with `‖v̂‖₂`, the norm of the
 /// product as computed. Single-root, `‖size‖₂` is floored at
-/// [`SINGLE_ROOT_LARGEST_FACTOR`] times the largest `size_f` (why there). Multi-root, the size of the arc whose marginal
+/// [`SINGLE_ROOT_LARGEST_FACTOR`] times the largest `size_f` (why there);
+/// the routes of the dense products do not take the floor but a second
+/// opinion from the product's own residuals
+/// (`SINGLE_ROOT_RESIDUAL_FACTOR`). Multi-root, the size of the arc whose marginal
 /// exceeds `1/2` in its column is the sum of the column's other sizes: the
 /// model returns that entry as minus the sum of the others (`balance`, the
 /// identity `Σ_h v_hm = 0`), so its error is at most the sum of theirs,
@@ -362,7 +403,7 @@ impl VjpAccuracy {
 /// [`VjpAccuracy::of`] without the single-root floor
 /// ([`SINGLE_ROOT_LARGEST_FACTOR`]: at `n ≤ 8` it refuses gradients of
 /// ordinary `N(0, 1)` graphs that keep 50 bits, which `F64` must return;
-/// the dense engines escalate by the floor instead, see
+/// the dense engines escalate by the residuals instead, see
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)),
 /// and where it says fewer than [`DERIVATIVE_BITS`],
 /// again without what is zero by structure: arcs in no tree (their
@@ -457,39 +498,116 @@ pub(crate) enum DenseRoute {
 /// and the single-root escalation of
 /// [`Dense::with_derivative_check`](super::Dense::with_derivative_check)
 /// alike. One `O(n²)` pass gives the estimate with and without the floor of
-/// [`SINGLE_ROOT_LARGEST_FACTOR`]:
+/// [`SINGLE_ROOT_LARGEST_FACTOR`]; the product is kept when its estimate
+/// keeps [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`] (by rooting),
+/// that estimate being, multi-root, [`VjpAccuracy`]'s, and single-root the
+/// one without the floor with its error raised to
+/// [`SINGLE_ROOT_RESIDUAL_FACTOR`] times the residual of the product's
+/// identities (`residual_accuracy`, one more `O(n²)` pass where the
+/// estimate without the floor keeps the bar; the floor is not read):
 ///
-/// * the floored estimate keeps [`DERIVATIVE_BITS`] +
-///   [`CERTIFY_DERIVATIVE_MARGIN`] (by rooting): the dense product, with the
-///   floored estimate (`refuses` false) or the one without the floor;
+/// * kept: the dense product, with that estimate (`refuses` false) or the
+///   one without the floor (the check of the refusing engines, unchanged);
 /// * otherwise, when `refuses` (a dense engine that refuses by the check
 ///   without the floor, [`live_accuracy`]) and that check puts the product
 ///   below [`DERIVATIVE_BITS`]: the dense product with that estimate, for
 ///   the model to refuse (`O(n³)` for the live arcs, on this path only);
-/// * otherwise (only the floor doubts it, or `Certified`, which never
+/// * otherwise (only the residual doubts it, or `Certified`, which never
 ///   refuses a dense product): the elimination.
 ///
-/// Why the zone and the margin: [`SINGLE_ROOT_LARGEST_FACTOR`] and
+/// Why the residual and the margin: [`SINGLE_ROOT_RESIDUAL_FACTOR`] and
 /// [`CERTIFY_DERIVATIVE_MARGIN`].
 pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: bool) -> DenseRoute {
     let rooting = product.rooting;
+    let single = rooting == Rooting::Single;
     let estimates = VjpAccuracy::over(product, None);
-    let margin = CERTIFY_DERIVATIVE_MARGIN[usize::from(rooting == Rooting::Single)];
-    let kept = estimates.floored.bits() >= DERIVATIVE_BITS + margin;
+    let bar = DERIVATIVE_BITS + CERTIFY_DERIVATIVE_MARGIN[usize::from(single)];
+    // Single-root, the estimate without the floor with the error the
+    // identities' residuals measure (`O(n²)`, where the plain estimate
+    // keeps the bar); multi-root, the estimate (the floor is single-root).
+    let estimate = if single && estimates.plain.bits() >= bar {
+        residual_accuracy(product, estimates.plain)
+    } else {
+        estimates.floored
+    };
+    let kept = estimate.bits() >= bar;
     if !refuses {
         return if kept {
-            DenseRoute::Dense(estimates.floored)
+            DenseRoute::Dense(estimate)
         } else {
             DenseRoute::Elimination
         };
     }
-    // The floored estimate never keeps more bits than the plain one: a
-    // product it keeps passes the check without the live arcs.
+    if kept {
+        // The plain estimate keeps at least as many bits: the check
+        // without the live arcs passes, by that estimate as before.
+        return DenseRoute::Dense(estimates.plain);
+    }
     let checked = live_accuracy(Some(estimates.plain), product);
-    if kept || checked.bits() < DERIVATIVE_BITS {
+    if checked.bits() < DERIVATIVE_BITS {
         DenseRoute::Dense(checked)
     } else {
         DenseRoute::Elimination
+    }
+}
+
+/// The second opinion on a single-root product whose estimate `plain`
+/// (without the floor of [`SINGLE_ROOT_LARGEST_FACTOR`]) keeps the bar:
+/// that estimate with its error raised to [`SINGLE_ROOT_RESIDUAL_FACTOR`]
+/// times the norm of the residuals of the product's identities, when that
+/// is larger. Every tree gives each word one head and, single-root, the
+/// root one dependent, so `Σ_h v_hm = 0` for every word `m` and
+/// `Σ_m v_0m = 0` in exact arithmetic: the residuals are
+/// `r_m = Σ_h v̂_hm` (over the allowed arcs into `m`) and `r_0 = Σ_m v̂_0m`
+/// of the product `v̂` as computed (before the model's `balance`), each
+/// summed with Neumaier's compensation, and their norm is
+/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation.
+///
+/// Why it sees what the floor guards against: an error `δ_m` of an entry
+/// of `X Cᵀ X` that every arc into `m` reads (the diagonal one) enters
+/// `v_hm` as `w_hm δ_m`, with the sign of `δ_m` on every arc of the column
+/// (the weights are positive), so it adds up in `r_m` to `δ_m Σ_h w_hm`,
+/// at least its own 2-norm over the column; the independent roundings the
+/// plain estimate covers add up in `r_m` as they do in the 2-norm. It is a
+/// measurement of the error, not a bound (an error that cancels within a
+/// column is not seen), hence the factor and the plain estimate beside it.
+fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccuracy) -> VjpAccuracy {
+    let (weights, v) = (product.weights, product.v);
+    let n1 = weights.rows();
+    // Per column: the running sum and Neumaier's compensation.
+    let mut sums = vec![(0.0f64, 0.0f64); n1];
+    let add = |(sum, compensation): (f64, f64), x: f64| {
+        let t = sum + x;
+        let lost = if sum.abs() >= x.abs() {
+            (sum - t) + x
+        } else {
+            (x - t) + sum
+        };
+        (t, compensation + lost)
+    };
+    let mut root = (0.0f64, 0.0f64);
+    for (h, (wr, vr)) in rows(weights).zip(rows(v)).enumerate() {
+        for m in 1..n1 {
+            if m == h || wr[m].is_zero() {
+                continue;
+            }
+            let x = vr[m].to_f64();
+            sums[m] = add(sums[m], x);
+            if h == 0 {
+                root = add(root, x);
+            }
+        }
+    }
+    let squares = sums[1..]
+        .iter()
+        .chain(std::iter::once(&root))
+        .map(|(sum, compensation)| (sum + compensation).powi(2))
+        .sum::<f64>();
+    VjpAccuracy {
+        error: plain
+            .error
+            .max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
+        norm: plain.norm,
     }
 }
 
@@ -1192,6 +1310,62 @@ mod tests {
             }
         }
         assert!(constant > 0, "no single-root constant seed in the sweep");
+    }
+
+    /// The residual second opinion on a product whose identities' sums are
+    /// known by hand: single-root, `n = 3`, every arc allowed. Column 1
+    /// holds `1e16, 1, −1e16` (sum exactly `1`, which a plain left-to-right
+    /// sum loses to `0`), column 2 sums to `1/2`, column 3 to `−2`; the
+    /// root row `1e16 + 1 + 1/4` rounds to `1e16 + 2` (doubles near `1e16`
+    /// are `2` apart; a plain sum gives `1e16`). Error
+    /// `max(plain, 3 ‖r‖₂)`, `‖r‖₂² = 1 + 1/4 + 4 + (1e16 + 2)²`.
+    #[test]
+    fn residual_accuracy_sums_the_identities_by_hand() {
+        let w = Matrix::from_fn(4, 4, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
+        let mut v = Matrix::zeros(4, 4);
+        // Column 1: root, 2 → 1, 3 → 1.
+        v[(0, 1)] = 1e16;
+        v[(2, 1)] = 1.0;
+        v[(3, 1)] = -1e16;
+        // Column 2: root, 1 → 2, 3 → 2.
+        v[(0, 2)] = 1.0;
+        v[(1, 2)] = -0.25;
+        v[(3, 2)] = -0.25;
+        // Column 3: root, 1 → 3, 2 → 3.
+        v[(0, 3)] = 0.25;
+        v[(1, 3)] = -1.0;
+        v[(2, 3)] = -1.25;
+        let zero = Matrix::zeros(4, 4);
+        let x = Matrix::zeros(3, 3);
+        let product = DenseProduct {
+            centred: &zero,
+            weights: &w,
+            x: &x,
+            mu: &zero,
+            v: &v,
+            rooting: Rooting::Single,
+        };
+        let plain = VjpAccuracy {
+            error: 1.0,
+            norm: 7.0,
+        };
+        let root: f64 = 1e16 + 2.0;
+        let expected = 3.0 * (1.0f64 + 0.25 + 4.0 + root * root).sqrt();
+        let second = residual_accuracy(&product, plain);
+        assert_eq!((second.error, second.norm), (expected, 7.0));
+        // Every identity exact: the plain estimate stands.
+        let balanced = Matrix::from_fn(4, 4, |h, m| match (h, m) {
+            (0, 1) => 1.0,
+            (0, 2) => -1.0,
+            (_, 1) if h > 1 => -0.5,
+            (_, 2) if h != 2 => 0.5,
+            _ => 0.0,
+        });
+        let product = DenseProduct {
+            v: &balanced,
+            ..product
+        };
+        assert_eq!(residual_accuracy(&product, plain), plain);
     }
 
     /// The `f64` path of the estimate against the generic one: the same
