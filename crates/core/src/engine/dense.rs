@@ -53,6 +53,10 @@ pub struct Dense<F: Factorization> {
     /// The marginals from the inverse, formed once (the answer, the seed's
     /// centring, the derivative check and the model's balancing read them).
     marginals: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// `G(X)` in the layout of the weights ([`weight_gradient_rows`]),
+    /// formed on the first product and kept: every product's glue reads it
+    /// along rows.
+    gradient: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
     /// The last seed of [`Factors::marginals_vjp`], its centred form and
     /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
     /// the product returned: the check of the same product reads it instead
@@ -90,6 +94,7 @@ impl<F: Factorization> Dense<F> {
             lu,
             inverse: OnceLock::new(),
             marginals: OnceLock::new(),
+            gradient: OnceLock::new(),
             last: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
@@ -181,6 +186,18 @@ impl<F: Factorization> Dense<F> {
             .get_or_init(|| {
                 let x = self.inverse()?;
                 Ok(marginals_from_inverse(&self.weights, x, self.rooting))
+            })
+            .as_ref()
+            .map_err(|&e| e)
+    }
+
+    /// `G(X)` in the layout of the weights, formed on first use and kept,
+    /// `O(n²)` once ([`weight_gradient_rows`]).
+    fn gradient(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+        self.gradient
+            .get_or_init(|| {
+                let x = self.inverse()?;
+                Ok(weight_gradient_rows(x, self.rooting))
             })
             .as_ref()
             .map_err(|&e| e)
@@ -320,11 +337,12 @@ impl<F: Factorization> Factors for Dense<F> {
     }
 
     /// `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))` with `Cᵀ` built transposed
-    /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `X Cᵀ X` by
-    /// [`Factorization::inverse_sandwich`] (one solve with `n` right-hand
-    /// sides and one product by default), and the
-    /// `O(n²)` glue reading `X` and `Y X` in place: no transposes, no
-    /// intermediate `(n+1) × (n+1)` matrices. `O(n³)`.
+    /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `(X Cᵀ X)ᵀ`
+    /// by [`Factorization::inverse_sandwich_transposed`] (one solve with `n`
+    /// right-hand sides and one product whose rows are stored as columns on
+    /// the plain kernel), and the `O(n²)` glue [`product_glue`] reading it,
+    /// `G(X)` (formed once per factors) and the seed along rows, each row
+    /// of `v` written once: no transpose per product. `O(n³)`.
     ///
     /// The seed is first centred per word: `ḡ'_hm = ḡ_hm − c_m` on every
     /// allowed arc into `m`, with `c_m = Σ_h μ_hm ḡ_hm` (the
@@ -353,10 +371,10 @@ impl<F: Factorization> Factors for Dense<F> {
         let w = &self.weights;
         let rooting = self.rooting;
         let centred = centred_with(seed, w, self.mu()?, rooting);
-        let xcx = self
+        let yt = self
             .lu
-            .inverse_sandwich(x, weighted_adjoint(&centred, w, rooting))?;
-        let v = vjp_glue(Some(&centred), w, x, Some(&xcx), rooting);
+            .inverse_sandwich_transposed(x, weighted_adjoint(&centred, w, rooting))?;
+        let v = product_glue(&centred, w, self.gradient()?, &yt, rooting);
         let Some(escalate) = self.escalate.filter(|_| rooting == Rooting::Single) else {
             if self.check_derivatives || self.estimate_products {
                 self.keep(seed, centred, None);
@@ -470,17 +488,18 @@ fn lost_weight<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Option<usize
 /// `Cᵀ = Σ_e ḡ_e w_e (∂L/∂w_e)ᵀ`, `n × n`: arc `h → m` adds `ḡ w` to
 /// `(m−1, m−1)` and subtracts it at `(h−1, m−1)` (single-root: root arcs
 /// enter row `0`, word arcs neither row `0` nor `(0, 0)`;
-/// `laplacian::arc_entries`). Row by row, branch-free (an arc of seed or
-/// weight zero adds an exact zero, as if skipped), with the diagonal
-/// summed apart in the order of `laplacian::weighted_adjoint_transposed`:
-/// the same sums, bit for bit. `O(n²)`.
+/// `laplacian::arc_entries`). Row by row, each row of `Cᵀ` written once
+/// from one row of the seed (no zero-filled matrix first), branch-free (an
+/// arc of seed or weight zero adds an exact zero, as if skipped), with the
+/// diagonal summed apart in the order of
+/// `laplacian::weighted_adjoint_transposed`: the same sums, bit for bit.
+/// `O(n²)`.
 fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
     let n1 = w.rows();
     let n = n1 - 1;
     let single = rooting == Rooting::Single;
-    let mut ct = Matrix::zeros(n, n);
+    let mut c = Vec::with_capacity(n * n);
     let mut diagonal = vec![S::zero(); n];
-    let c = ct.as_mut_slice();
     let product = |s: &S, wk: &S| {
         if s.is_zero() || wk.is_zero() {
             S::zero()
@@ -488,6 +507,9 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
             s.clone() * wk.clone()
         }
     };
+    // The rows of `Cᵀ` come in the order of `h`: row `h − 1` from seed row
+    // `h` (single-root, row `0` from the root's row `h = 0`, and word `1`'s
+    // row `h = 1` adds to the diagonal only).
     for (h, (sr, wr)) in seed
         .as_slice()
         .chunks_exact(n1)
@@ -497,13 +519,12 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
         // The diagonal weight `w[h][h]` is zero: it adds nothing.
         let (sr, wr) = (&sr[1..], &wr[1..]);
         if h == 0 {
-            let root = if single {
-                &mut c[..n]
+            if single {
+                c.extend(sr.iter().zip(wr).map(|(s, wk)| S::zero() + product(s, wk)));
             } else {
-                &mut diagonal[..]
-            };
-            for ((d, s), wk) in root.iter_mut().zip(sr).zip(wr) {
-                *d += &product(s, wk);
+                for ((d, s), wk) in diagonal.iter_mut().zip(sr).zip(wr) {
+                    *d += &product(s, wk);
+                }
             }
             continue;
         }
@@ -512,9 +533,7 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
             *d += &product(s, wk);
         }
         if !single || h != 1 {
-            for ((o, s), wk) in c[(h - 1) * n..h * n].iter_mut().zip(sr).zip(wr) {
-                *o -= &product(s, wk);
-            }
+            c.extend(sr.iter().zip(wr).map(|(s, wk)| S::zero() - product(s, wk)));
         }
     }
     for (j, d) in diagonal.into_iter().enumerate() {
@@ -522,7 +541,7 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
             c[j * n + j] = d;
         }
     }
-    ct
+    Matrix::from_row_major(n, n, c)
 }
 
 /// `v_e = w_e (ḡ_e G_e(X) − G_e(Y))` for every arc, `G_e(M) = Σ σ M[j][i]`
@@ -610,6 +629,131 @@ fn glue<S: Scalar>(
         }
     }
     v
+}
+
+/// What the arcs into word `m = j + 1` read of `M` besides `M[j][h − 1]`,
+/// indexed by `m` (entry `0` unused, zero): the root arc's entry, `(0, j)`
+/// single-root, `(j, j)` multi; the word arcs' diagonal `(j, j)`, none
+/// (zero) single-root into word `1`. Each as `0 + M[·][·]`, as the sums of
+/// `arc_entries` start (and [`vjp_glue`]'s). From `M` itself, or from
+/// `Mᵀ` when `transposed`. `O(n)`.
+fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool) -> (Vec<S>, Vec<S>) {
+    let n = m.rows();
+    let entry = |j: usize, i: usize| {
+        let k = if transposed { i * n + j } else { j * n + i };
+        S::zero() + m.as_slice()[k].clone()
+    };
+    let root = std::iter::once(S::zero())
+        .chain((0..n).map(|j| entry(j, if single { 0 } else { j })))
+        .collect();
+    let diagonal = std::iter::once(S::zero())
+        .chain((0..n).map(|j| {
+            if single && j == 0 {
+                S::zero()
+            } else {
+                entry(j, j)
+            }
+        }))
+        .collect();
+    (root, diagonal)
+}
+
+/// `G(X)` in the layout of the weights: entry `(h, m)` is
+/// `G_e(X) = Σ σ X[j][i]` of arc `e = h → m` (`laplacian::arc_entries`,
+/// written out as [`vjp_glue`] sums it: the same bits), `0` in column `0`;
+/// the diagonal entries are never read. Row `h` reads column `h − 1` of
+/// `X` (strided reads, each row of the result written once, no
+/// zero-filled matrix). `O(n²)`, once per factors.
+fn weight_gradient_rows<S: Scalar>(x: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+    let n = x.rows();
+    let n1 = n + 1;
+    let single = rooting == Rooting::Single;
+    let (root, diagonal) = word_reads(x, single, false);
+    let mut g = Vec::with_capacity(n1 * n1);
+    g.extend(root);
+    for h in 1..n1 {
+        if single && h == 1 {
+            g.extend(diagonal.iter().cloned());
+            continue;
+        }
+        g.push(S::zero());
+        let column = x.as_slice()[h - 1..].iter().step_by(n.max(1));
+        g.extend(
+            diagonal[1..]
+                .iter()
+                .zip(column)
+                .map(|(d, t)| d.clone() - t.clone()),
+        );
+    }
+    Matrix::from_row_major(n1, n1, g)
+}
+
+/// The product's glue `v_e = w_e (ḡ_e G_e(X) − G_e(Y))` of [`vjp_glue`]
+/// (the same operations in the same order, so the same bits), row by row:
+/// `gx = G(X)` in the layout of the weights ([`weight_gradient_rows`]),
+/// and `yt = Yᵀ` (`Y = X Cᵀ X`), whose row `h − 1` holds the entries
+/// `Y[j][h − 1]` that row `h` of `v` subtracts; the root arcs' and the
+/// diagonal's entries of `Y` gathered once ([`word_reads`]). Every read and
+/// write runs along a row; column `0` and the diagonal come out zero.
+/// `O(n²)`, no zero-filled matrix.
+fn product_glue<S: Scalar>(
+    seed: &Matrix<S>,
+    w: &Matrix<S>,
+    gx: &Matrix<S>,
+    yt: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    let n1 = w.rows();
+    let n = n1 - 1;
+    let single = rooting == Rooting::Single;
+    let (y_root, y_diagonal) = word_reads(yt, single, true);
+    let arc = |s: &S, gx: &S, gy: S, wk: &S| {
+        if wk.is_zero() {
+            return S::zero();
+        }
+        let mut d = s.clone() * gx.clone();
+        d -= &gy;
+        d * wk.clone()
+    };
+    let mut v = Vec::with_capacity(n1 * n1);
+    let rows = seed
+        .as_slice()
+        .chunks_exact(n1)
+        .zip(w.as_slice().chunks_exact(n1))
+        .zip(gx.as_slice().chunks_exact(n1));
+    for (h, ((sr, wr), gr)) in rows.enumerate() {
+        v.push(S::zero());
+        let cells = sr[1..].iter().zip(&wr[1..]).zip(&gr[1..]);
+        // The root's row reads the root arcs' entries; single-root, word
+        // `1`'s row the diagonal only; every other row the diagonal minus
+        // row `h − 1` of `Yᵀ`.
+        let plain = match h {
+            0 => Some(&y_root),
+            1 if single => Some(&y_diagonal),
+            _ => None,
+        };
+        if let Some(y) = plain {
+            v.extend(
+                cells
+                    .zip(&y[1..])
+                    .map(|(((s, wk), g), gy)| arc(s, g, gy.clone(), wk)),
+            );
+        } else {
+            let ys = y_diagonal[1..]
+                .iter()
+                .zip(&yt.as_slice()[(h - 1) * n..h * n]);
+            v.extend(
+                cells
+                    .zip(ys)
+                    .map(|(((s, wk), g), (dy, ty))| arc(s, g, dy.clone() - ty.clone(), wk)),
+            );
+        }
+        if h > 0 {
+            // No arc from a word to itself.
+            v[h * n1 + h] = S::zero();
+        }
+    }
+    Matrix::from_row_major(n1, n1, v)
 }
 
 /// The least uncertainty `u` a word may keep for a derivative through the
@@ -890,6 +1034,8 @@ mod tests {
                 let ct = weighted_adjoint(&seed, &w, rooting);
                 assert_eq!(ct, weighted_adjoint_transposed(&seed, &w, rooting));
                 let v = vjp_glue(Some(&seed), &w, &x, Some(&y), rooting);
+                let gx = weight_gradient_rows(&x, rooting);
+                let rows = product_glue(&seed, &w, &gx, &y.transpose(), rooting);
                 let mu = marginals_from_inverse(&w, &x, rooting);
                 let mut expected_mu = weight_gradient(&x, rooting);
                 for (e, wk) in expected_mu.as_mut_slice().iter_mut().zip(w.as_slice()) {
@@ -897,6 +1043,11 @@ mod tests {
                 }
                 for (a, b) in mu.as_slice().iter().zip(expected_mu.as_slice()) {
                     assert_eq!(a.to_bits(), b.to_bits(), "{rooting:?} n = {n} marginals");
+                }
+                // Column `0` and the diagonal: no arc.
+                for h in 0..=n {
+                    assert_eq!(rows[(h, 0)].to_bits(), 0, "{rooting:?} n = {n} column 0");
+                    assert_eq!(rows[(h, h)].to_bits(), 0, "{rooting:?} n = {n} diagonal");
                 }
                 for h in 0..=n {
                     for m in (1..=n).filter(|&m| m != h) {
@@ -911,6 +1062,11 @@ mod tests {
                             v[(h, m)].to_bits(),
                             expected.to_bits(),
                             "{rooting:?} n = {n} arc {h} → {m}"
+                        );
+                        assert_eq!(
+                            rows[(h, m)].to_bits(),
+                            expected.to_bits(),
+                            "{rooting:?} n = {n} arc {h} → {m}, row by row"
                         );
                     }
                 }
