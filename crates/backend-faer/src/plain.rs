@@ -743,9 +743,17 @@ impl WithSimd for Run<'_> {
                     // Row `i = g·ROWS + t` of `B X` is column `i` of the
                     // result: the group's `q` rows fill `q` adjacent entries
                     // of each of its rows.
+                    let at = g * ROWS;
+                    let [a, b, c, d] = [0, 1, 2, 3].map(|t| scratch.get(t * cols..(t + 1) * cols));
+                    if let (Some(a), Some(b), Some(c), Some(d)) = (a, b, c, d) {
+                        let columns = a.iter().zip(b).zip(c.iter().zip(d));
+                        for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
+                            o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
+                        }
+                        continue;
+                    }
                     for (k, o) in out.chunks_exact_mut(r).enumerate() {
-                        let o = &mut o[g * ROWS..g * ROWS + q];
-                        for (t, o) in o.iter_mut().enumerate() {
+                        for (t, o) in o[at..at + q].iter_mut().enumerate() {
                             *o = scratch[t * cols + k];
                         }
                     }

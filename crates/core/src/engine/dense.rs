@@ -50,13 +50,11 @@ pub struct Dense<F: Factorization> {
     rooting: Rooting,
     lu: F,
     inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
-    /// The marginals from the inverse, formed once (the answer, the seed's
-    /// centring, the derivative check and the model's balancing read them).
-    marginals: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
-    /// `G(X)` in the layout of the weights ([`weight_gradient_rows`]),
-    /// formed on the first product and kept: every product's glue reads it
-    /// along rows.
-    gradient: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// The marginals from the inverse (the answer, the seed's centring, the
+    /// derivative check and the model's balancing read them) and `G(X)` in
+    /// the layout of the weights (every product's glue reads it along
+    /// rows), formed once in one pass ([`gradient_and_marginals`]).
+    marginals: OnceLock<Result<(Matrix<F::Scalar>, Matrix<F::Scalar>), Numerical>>,
     /// The last seed of [`Factors::marginals_vjp`], its centred form and
     /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
     /// the product returned: the check of the same product reads it instead
@@ -94,7 +92,6 @@ impl<F: Factorization> Dense<F> {
             lu,
             inverse: OnceLock::new(),
             marginals: OnceLock::new(),
-            gradient: OnceLock::new(),
             last: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
@@ -179,28 +176,27 @@ impl<F: Factorization> Dense<F> {
         &self.lu
     }
 
-    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
-    /// kept, `O(n²)` once.
-    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+    /// The marginals `w ⊙ G(X)` and `G(X)` from the inverse, formed on
+    /// first use and kept, `O(n²)` once ([`gradient_and_marginals`]).
+    fn mu_and_gradient(&self) -> Result<&(Matrix<F::Scalar>, Matrix<F::Scalar>), Numerical> {
         self.marginals
             .get_or_init(|| {
                 let x = self.inverse()?;
-                Ok(marginals_from_inverse(&self.weights, x, self.rooting))
+                Ok(gradient_and_marginals(&self.weights, x, self.rooting))
             })
             .as_ref()
             .map_err(|&e| e)
     }
 
-    /// `G(X)` in the layout of the weights, formed on first use and kept,
-    /// `O(n²)` once ([`weight_gradient_rows`]).
+    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
+    /// kept, `O(n²)` once.
+    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+        self.mu_and_gradient().map(|(mu, _)| mu)
+    }
+
+    /// `G(X)` in the layout of the weights, formed with the marginals.
     fn gradient(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
-        self.gradient
-            .get_or_init(|| {
-                let x = self.inverse()?;
-                Ok(weight_gradient_rows(x, self.rooting))
-            })
-            .as_ref()
-            .map_err(|&e| e)
+        self.mu_and_gradient().map(|(_, g)| g)
     }
 
     /// [`Factorization::ln_det_error`] of the factorisation, computed on
@@ -632,65 +628,102 @@ fn glue<S: Scalar>(
 }
 
 /// What the arcs into word `m = j + 1` read of `M` besides `M[j][h − 1]`,
-/// indexed by `m` (entry `0` unused, zero): the root arc's entry, `(0, j)`
-/// single-root, `(j, j)` multi; the word arcs' diagonal `(j, j)`, none
-/// (zero) single-root into word `1`. Each as `0 + M[·][·]`, as the sums of
+/// indexed by `m` (entry `0` unused, zero), one after the other in one
+/// vector of `2(n + 1)`: the root arc's entries, `(0, j)` single-root
+/// (`M[j][0]`), `(j, j)` multi; then the word arcs' diagonal `(j, j)`, none (zero)
+/// single-root into word `1`. Each as `0 + M[·][·]`, as the sums of
 /// `arc_entries` start (and [`vjp_glue`]'s). From `M` itself, or from
 /// `Mᵀ` when `transposed`. `O(n)`.
-fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool) -> (Vec<S>, Vec<S>) {
+fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool) -> Vec<S> {
     let n = m.rows();
-    let entry = |j: usize, i: usize| {
-        let k = if transposed { i * n + j } else { j * n + i };
-        S::zero() + m.as_slice()[k].clone()
-    };
-    let root = std::iter::once(S::zero())
-        .chain((0..n).map(|j| entry(j, if single { 0 } else { j })))
-        .collect();
-    let diagonal = std::iter::once(S::zero())
-        .chain((0..n).map(|j| {
-            if single && j == 0 {
-                S::zero()
-            } else {
-                entry(j, j)
-            }
-        }))
-        .collect();
-    (root, diagonal)
+    let ms = m.as_slice();
+    let mut reads = Vec::with_capacity(2 * (n + 1));
+    reads.push(S::zero());
+    if single {
+        // `M[j][0]`: column `0` of `M`, row `0` of `Mᵀ`.
+        let column = if transposed {
+            ms[..n].iter().step_by(1)
+        } else {
+            ms.iter().step_by(n.max(1))
+        };
+        reads.extend(column.map(|e| S::zero() + e.clone()));
+    } else {
+        reads.extend(ms.iter().step_by(n + 1).map(|e| S::zero() + e.clone()));
+    }
+    reads.push(S::zero());
+    let diagonal = ms.iter().step_by(n + 1).skip(usize::from(single));
+    if single && n > 0 {
+        reads.push(S::zero());
+    }
+    reads.extend(diagonal.map(|e| S::zero() + e.clone()));
+    reads
 }
 
-/// `G(X)` in the layout of the weights: entry `(h, m)` is
-/// `G_e(X) = Σ σ X[j][i]` of arc `e = h → m` (`laplacian::arc_entries`,
-/// written out as [`vjp_glue`] sums it: the same bits), `0` in column `0`;
-/// the diagonal entries are never read. Row `h` reads column `h − 1` of
-/// `X` (strided reads, each row of the result written once, no
-/// zero-filled matrix). `O(n²)`, once per factors.
-fn weight_gradient_rows<S: Scalar>(x: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+/// `G(X)` in the layout of the weights and the marginals `μ = w ⊙ G(X)`
+/// (an arc of weight zero gets an exact zero), in one pass row by row:
+/// entry `(h, m)` of `G` is `G_e(X) = Σ σ X[j][i]` of arc `e = h → m`
+/// (`laplacian::arc_entries`, written out as [`vjp_glue`] sums it: the same
+/// bits, and the marginals those of [`marginals_from_inverse`]), `0` in
+/// column `0`; its diagonal entries are never read, the marginals' are
+/// zero. Row `h` reads column `h − 1` of `X` (strided reads; each row of
+/// both results written once, no zero-filled matrix). `O(n²)`, once per
+/// factors.
+fn gradient_and_marginals<S: Scalar>(
+    w: &Matrix<S>,
+    x: &Matrix<S>,
+    rooting: Rooting,
+) -> (Matrix<S>, Matrix<S>) {
     let n = x.rows();
     let n1 = n + 1;
     let single = rooting == Rooting::Single;
-    let (root, diagonal) = word_reads(x, single, false);
+    let reads = word_reads(x, single, false);
+    let (root, diagonal) = reads.split_at(n1);
     let mut g = Vec::with_capacity(n1 * n1);
-    g.extend(root);
-    for h in 1..n1 {
-        if single && h == 1 {
-            g.extend(diagonal.iter().cloned());
-            continue;
+    let mut mu = Vec::with_capacity(n1 * n1);
+    let marginal = |gx: &S, wk: &S| {
+        if wk.is_zero() {
+            S::zero()
+        } else {
+            gx.clone() * wk.clone()
         }
-        g.push(S::zero());
-        let column = x.as_slice()[h - 1..].iter().step_by(n.max(1));
-        g.extend(
-            diagonal[1..]
+    };
+    for (h, wr) in w.as_slice().chunks_exact(n1).enumerate() {
+        let start = g.len();
+        match h {
+            0 => g.extend_from_slice(root),
+            1 if single => g.extend_from_slice(diagonal),
+            _ => {
+                g.push(S::zero());
+                let column = x.as_slice()[h - 1..].iter().step_by(n);
+                g.extend(
+                    diagonal[1..]
+                        .iter()
+                        .zip(column)
+                        .map(|(d, t)| d.clone() - t.clone()),
+                );
+            }
+        }
+        mu.push(S::zero());
+        mu.extend(
+            g[start + 1..]
                 .iter()
-                .zip(column)
-                .map(|(d, t)| d.clone() - t.clone()),
+                .zip(&wr[1..])
+                .map(|(gx, wk)| marginal(gx, wk)),
         );
+        if h > 0 {
+            // No arc from a word to itself.
+            mu[h * n1 + h] = S::zero();
+        }
     }
-    Matrix::from_row_major(n1, n1, g)
+    (
+        Matrix::from_row_major(n1, n1, mu),
+        Matrix::from_row_major(n1, n1, g),
+    )
 }
 
 /// The product's glue `v_e = w_e (ḡ_e G_e(X) − G_e(Y))` of [`vjp_glue`]
 /// (the same operations in the same order, so the same bits), row by row:
-/// `gx = G(X)` in the layout of the weights ([`weight_gradient_rows`]),
+/// `gx = G(X)` in the layout of the weights ([`gradient_and_marginals`]),
 /// and `yt = Yᵀ` (`Y = X Cᵀ X`), whose row `h − 1` holds the entries
 /// `Y[j][h − 1]` that row `h` of `v` subtracts; the root arcs' and the
 /// diagonal's entries of `Y` gathered once ([`word_reads`]). Every read and
@@ -706,7 +739,8 @@ fn product_glue<S: Scalar>(
     let n1 = w.rows();
     let n = n1 - 1;
     let single = rooting == Rooting::Single;
-    let (y_root, y_diagonal) = word_reads(yt, single, true);
+    let reads = word_reads(yt, single, true);
+    let (y_root, y_diagonal) = reads.split_at(n1);
     let arc = |s: &S, gx: &S, gy: S, wk: &S| {
         if wk.is_zero() {
             return S::zero();
@@ -728,8 +762,8 @@ fn product_glue<S: Scalar>(
         // `1`'s row the diagonal only; every other row the diagonal minus
         // row `h − 1` of `Yᵀ`.
         let plain = match h {
-            0 => Some(&y_root),
-            1 if single => Some(&y_diagonal),
+            0 => Some(y_root),
+            1 if single => Some(y_diagonal),
             _ => None,
         };
         if let Some(y) = plain {
@@ -1034,7 +1068,7 @@ mod tests {
                 let ct = weighted_adjoint(&seed, &w, rooting);
                 assert_eq!(ct, weighted_adjoint_transposed(&seed, &w, rooting));
                 let v = vjp_glue(Some(&seed), &w, &x, Some(&y), rooting);
-                let gx = weight_gradient_rows(&x, rooting);
+                let (mu_rows, gx) = gradient_and_marginals(&w, &x, rooting);
                 let rows = product_glue(&seed, &w, &gx, &y.transpose(), rooting);
                 let mu = marginals_from_inverse(&w, &x, rooting);
                 let mut expected_mu = weight_gradient(&x, rooting);
@@ -1043,6 +1077,13 @@ mod tests {
                 }
                 for (a, b) in mu.as_slice().iter().zip(expected_mu.as_slice()) {
                     assert_eq!(a.to_bits(), b.to_bits(), "{rooting:?} n = {n} marginals");
+                }
+                for (a, b) in mu_rows.as_slice().iter().zip(mu.as_slice()) {
+                    assert_eq!(
+                        a.to_bits(),
+                        b.to_bits(),
+                        "{rooting:?} n = {n} marginals by rows"
+                    );
                 }
                 // Column `0` and the diagonal: no arc.
                 for h in 0..=n {
