@@ -27,6 +27,10 @@ struct LastProduct<S> {
 /// has no constructor of `F` to hand it.
 type Escalation = Eliminated<f64, PartialPivLu<f64>>;
 
+/// The marginals `μ = w ⊙ G(X)` and `G(X)` in the layout of the weights
+/// ([`gradient_and_marginals`]).
+type MarginalsAndGradient<S> = (Matrix<S>, Matrix<S>);
+
 /// A product escalated to the elimination and its own estimate, set by
 /// [`Dense::with_derivative_check`] where the scalar is `f64`.
 type Escalate<F> = fn(
@@ -54,7 +58,7 @@ pub struct Dense<F: Factorization> {
     /// derivative check and the model's balancing read them) and `G(X)` in
     /// the layout of the weights (every product's glue reads it along
     /// rows), formed once in one pass ([`gradient_and_marginals`]).
-    marginals: OnceLock<Result<(Matrix<F::Scalar>, Matrix<F::Scalar>), Numerical>>,
+    marginals: OnceLock<Result<MarginalsAndGradient<F::Scalar>, Numerical>>,
     /// The last seed of [`Factors::marginals_vjp`], its centred form and
     /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
     /// the product returned: the check of the same product reads it instead
@@ -178,7 +182,7 @@ impl<F: Factorization> Dense<F> {
 
     /// The marginals `w ⊙ G(X)` and `G(X)` from the inverse, formed on
     /// first use and kept, `O(n²)` once ([`gradient_and_marginals`]).
-    fn mu_and_gradient(&self) -> Result<&(Matrix<F::Scalar>, Matrix<F::Scalar>), Numerical> {
+    fn mu_and_gradient(&self) -> Result<&MarginalsAndGradient<F::Scalar>, Numerical> {
         self.marginals
             .get_or_init(|| {
                 let x = self.inverse()?;
