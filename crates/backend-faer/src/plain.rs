@@ -171,6 +171,25 @@ impl PlainLu {
         out
     }
 
+    /// `(B X)ᵀ` for row-major `B` (`r × n`) and `X` (`n × c`), written
+    /// transposed (`c × r`) as it is formed: [`ROWS`] rows of `B X` at a
+    /// time through the kernel of [`PlainLu::matmul`] into a scratch of
+    /// `ROWS · c` (one allocation), then stored as `ROWS` adjacent entries of each row of the
+    /// result. The same sums as [`PlainLu::matmul`], bit for bit, with no
+    /// transpose after it. `2rnc` flops.
+    pub(crate) fn matmul_transposed(&self, b: &Matrix<f64>, x: &Matrix<f64>) -> Matrix<f64> {
+        let (r, cols) = (b.rows(), x.cols());
+        let mut out = vec![0.0; r * cols];
+        self.run(Task::ProductTransposed {
+            out: &mut out,
+            b: b.as_slice(),
+            inner: b.cols(),
+            x: x.as_slice(),
+            cols,
+        });
+        Matrix::from_row_major(cols, r, out)
+    }
+
     /// One dispatch per operation: the kernel is inlined into the whole
     /// loop for the detected instruction set.
     fn run(&self, task: Task<'_>) {
@@ -658,6 +677,13 @@ enum Task<'a> {
         x: &'a [f64],
         cols: usize,
     },
+    ProductTransposed {
+        out: &'a mut [f64],
+        b: &'a [f64],
+        inner: usize,
+        x: &'a [f64],
+        cols: usize,
+    },
 }
 
 struct Run<'a> {
@@ -693,6 +719,47 @@ impl WithSimd for Run<'_> {
                 }
                 let items = out.chunks_exact_mut(cols).zip(b.chunks_exact(inner));
                 update_rows(simd, items, rows(x, cols), false);
+            }
+            Task::ProductTransposed {
+                out,
+                b,
+                inner,
+                x,
+                cols,
+            } => {
+                if cols == 0 || inner == 0 {
+                    return;
+                }
+                let r = b.len() / inner;
+                let mut scratch = vec![0.0; ROWS * cols];
+                let mut groups = b.chunks_exact(ROWS * inner);
+                for (g, group) in (&mut groups).enumerate() {
+                    scratch.fill(0.0);
+                    let items = scratch
+                        .chunks_exact_mut(cols)
+                        .zip(group.chunks_exact(inner));
+                    update_rows(simd, items, rows(x, cols), false);
+                    // Row `i = g·ROWS + t` of `B X` is column `i` of the
+                    // result: the group's rows fill `ROWS` adjacent entries
+                    // of each of its rows.
+                    let at = g * ROWS;
+                    let (ab, cd) = scratch.split_at(2 * cols);
+                    let ((a, b), (c, d)) = (ab.split_at(cols), cd.split_at(cols));
+                    let columns = a.iter().zip(b).zip(c.iter().zip(d));
+                    for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
+                        o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
+                    }
+                }
+                // The last rows one at a time, each stored down a column.
+                let done = r - r % ROWS;
+                for (i, row) in groups.remainder().chunks_exact(inner).enumerate() {
+                    let y = &mut scratch[..cols];
+                    y.fill(0.0);
+                    update(simd, y, row, rows(x, cols), false);
+                    for (o, y) in out[done + i..].iter_mut().step_by(r).zip(&*y) {
+                        *o = *y;
+                    }
+                }
             }
         }
     }
@@ -1007,6 +1074,46 @@ mod tests {
             s ^= s >> 7;
             s ^= s << 17;
             (s >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// The transposed product stores what the product forms, bit for bit:
+    /// every entry of `(B X)ᵀ` is the plain loop's sum of fused
+    /// multiply-adds `fma(b_il, x_lk, ·)` in the order of `l` from `+0`
+    /// (the definition of the kernel's arithmetic), over shapes with and
+    /// without whole vectors, a last group of fewer than four rows, and
+    /// rows of `B` that are all zero (skipped by the kernel).
+    #[test]
+    fn transposed_product_is_the_plain_loop() {
+        for (r, n, c) in [
+            (1, 1, 1),
+            (3, 2, 5),
+            (4, 4, 4),
+            (10, 10, 10),
+            (9, 16, 16),
+            (36, 36, 36),
+            (37, 40, 40),
+            (13, 7, 24),
+        ] {
+            let mut next = uniform(7 + (r * 100 + n * 10 + c) as u64);
+            let lu = PlainLu::new(1, &[1.0]);
+            let mut b = Matrix::from_fn(r, n, |_, _| next() - 0.5);
+            for l in 0..n {
+                b[(r / 2, l)] = 0.0;
+            }
+            let x = Matrix::from_fn(n, c, |_, _| next() - 0.5);
+            let t = lu.matmul_transposed(&b, &x);
+            assert_eq!((t.rows(), t.cols()), (c, r));
+            for i in 0..r {
+                for k in 0..c {
+                    let expected = (0..n).fold(0.0f64, |acc, l| b[(i, l)].mul_add(x[(l, k)], acc));
+                    assert_eq!(
+                        t[(k, i)].to_bits(),
+                        expected.to_bits(),
+                        "{r}×{n}×{c} ({i}, {k})"
+                    );
+                }
+            }
         }
     }
 

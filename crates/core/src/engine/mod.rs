@@ -288,6 +288,21 @@ pub trait Factorization: Send + Sync {
         Ok(b.matmul(x))
     }
 
+    /// `(X B X)ᵀ`, the transpose of [`Factorization::inverse_sandwich`]
+    /// with the same entries bit for bit: the dense product's glue reads it
+    /// along rows. By default that sandwich transposed (`O(n²)` more);
+    /// engines whose product can store its result transposed override it.
+    ///
+    /// # Errors
+    /// [`Numerical::Singular`] when `A` is singular.
+    fn inverse_sandwich_transposed(
+        &self,
+        x: &Matrix<Self::Scalar>,
+        b: Matrix<Self::Scalar>,
+    ) -> std::result::Result<Matrix<Self::Scalar>, Numerical> {
+        Ok(self.inverse_sandwich(x, b)?.transpose())
+    }
+
     /// An a-posteriori estimate of the absolute error of `ln |det A|` from
     /// the pivots and the original matrix, `O(n²)`; `0` (the default) for
     /// factorisations that do not round or do not estimate it.
