@@ -422,10 +422,11 @@ fn single_root_products_keep_their_bits_on_accurate() {
     }
 }
 
-/// The dense engines in the single-root zone where only the floor of the
-/// estimate (`SINGLE_ROOT_LARGEST_FACTOR`) doubts the dense product:
-/// products of the calibration sweep that the dense LU keeps with fewer
-/// than 45 bits while the check without the floor accepts them (`n = 3`,
+/// The dense engines in the single-root zone where only the second opinion
+/// (the residuals of the product's identities, `SINGLE_ROOT_RESIDUAL_FACTOR`;
+/// before it, the floor `SINGLE_ROOT_LARGEST_FACTOR`) doubts the dense
+/// product: products of the calibration sweep that the dense LU keeps with
+/// fewer than 45 bits while the check without the floor accepts them (`n = 3`,
 /// `σ = 4`, graph 30, the tree seed: 40.9 bits on `F64`, 41.7 on
 /// `ShiftedF64`; `n = 5`, uniform in `±10`, shift −10, graph 14, the random
 /// seed: 40.6 and 43.1). Before, both dense engines returned them so; now
@@ -434,7 +435,7 @@ fn single_root_products_keep_their_bits_on_accurate() {
 /// gradient check (fed the elimination's own estimate) letting them
 /// through.
 #[test]
-fn dense_engines_escalate_the_floor_zone() {
+fn dense_engines_escalate_what_the_residual_doubts() {
     for (n, family, shift, g, which) in [(3, 2, 0.0, 30, 2), (5, 4, -10.0, 14, 1)] {
         let (graph, seeds) = calibration_case(n, family, shift, g);
         let seed = &seeds[which];

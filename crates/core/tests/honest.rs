@@ -420,11 +420,12 @@ fn dense_lu_refuses_what_it_cannot_hold() {
 /// The small sizes `n = 2, 3, 6, 8` (with `4`) are where the single-root
 /// check, which does not take the floor of `SINGLE_ROOT_LARGEST_FACTOR`,
 /// let dense products through with 40.6–44.9 bits in the calibration
-/// sweep: single-root, the dense engines now escalate the products that
-/// only the floor doubts to the elimination. Those gradients are held to
-/// the same 45 bits, and some must be escalated (16 of the 72 single-root
-/// gradients here, at `n = 4`–`22`, keeping 50.0–52.4 bits); the false
-/// refusals did not grow (the same 3).
+/// sweep: single-root, the dense engines now escalate to the elimination
+/// the products that only the second opinion of the product's residuals
+/// (`SINGLE_ROOT_RESIDUAL_FACTOR`, which replaced that floor) doubts. Those gradients are held to
+/// the same 45 bits, and some must be escalated (1 of the 72 single-root
+/// gradients here, at `n = 13`, keeping 50.0 bits; 16 at `n = 4`–`22`
+/// with that floor); the false refusals did not grow (the same 3).
 #[test]
 fn dense_check_misses_nothing_on_ordinary_graphs() {
     let mut false_refusals = Vec::new();

@@ -57,8 +57,8 @@ type Escalate<F> = fn(
 /// With [`Dense::with_derivative_check`] (the `f64` engines `F64` and
 /// `ShiftedF64` of `spantree-faer`) every vector–Jacobian product is
 /// estimated in `O(n²)` ([`VjpAccuracy`]) and refused below
-/// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS); single-root, a product that only the estimate's
-/// floor doubts is computed by the elimination instead ([`Eliminated`]).
+/// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS); single-root, a product that only the second
+/// opinion of its residuals doubts is computed by the elimination instead ([`Eliminated`]).
 #[derive(Debug)]
 pub struct Dense<F: Factorization> {
     weights: Matrix<F::Scalar>,
@@ -86,7 +86,7 @@ pub struct Dense<F: Factorization> {
     /// ([`Dense::product_route`]): the centred seed is kept for it.
     estimate_products: bool,
     /// With [`Dense::with_derivative_check`] (`f64` only): the single-root
-    /// products that only the floor doubts go to the elimination.
+    /// products that only the residuals' second opinion doubts go to the elimination.
     escalate: Option<Escalate<F>>,
     /// That elimination, formed on first use (boxed: it holds a `Dense`).
     escalation: OnceLock<Box<Escalation>>,
@@ -125,9 +125,9 @@ impl<F: Factorization> Dense<F> {
 
     /// [`dense_route`] for the product `v` of `seed` just returned by
     /// [`Factors::marginals_vjp`], as [`Certified`](super::Certified) takes
-    /// it (no refusal of its own: the floored estimate
-    /// [`VjpAccuracy::of`](super::VjpAccuracy::of) with the margin
-    /// decides), from the marginals and the centred seed that product
+    /// it (no refusal of its own: the estimate with the residuals' second
+    /// opinion single-root, [`SINGLE_ROOT_RESIDUAL_FACTOR`](super::SINGLE_ROOT_RESIDUAL_FACTOR),
+    /// and the margin decide), from the marginals and the centred seed that product
     /// formed (the same bits, without forming them again), `O(n²)`.
     pub(crate) fn product_route(
         &self,
@@ -238,40 +238,29 @@ impl<F: Factorization<Scalar = f64>> Dense<F> {
     /// [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR),
     /// which refuses accurate gradients of small ordinary graphs.
     ///
-    /// Single-root, a product that this check accepts but whose floored
-    /// estimate keeps fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) +
-    /// [`CERTIFY_DERIVATIVE_MARGIN`](super::CERTIFY_DERIVATIVE_MARGIN) (the zone where only the floor doubts
-    /// it: the 23 dense products of `F64` and 22 of `ShiftedF64` in the
-    /// calibration sweep that kept 40.6–44.9 bits, all but one per engine
-    /// at `n ≤ 8`, that one at `n = 36`) is
+    /// Single-root, a product that this check accepts but whose estimate,
+    /// its error raised to [`SINGLE_ROOT_RESIDUAL_FACTOR`](super::SINGLE_ROOT_RESIDUAL_FACTOR)
+    /// times the residual of the product's identities, keeps fewer than
+    /// [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS) +
+    /// [`CERTIFY_DERIVATIVE_MARGIN`](super::CERTIFY_DERIVATIVE_MARGIN) (the
+    /// zone of the dense products that kept 40.6–44.9 bits in the calibration
+    /// sweep while the plain estimate accepted them) is
     /// *escalated*: computed again by the
     /// cancellation-free elimination ([`Eliminated`], as
     /// [`Certified`](super::Certified) does; its marginal pass `≈ 1.3 n³`
     /// once per factors, and `≈ 4.5 n³` per product), returned with the
     /// elimination's own running estimate for the model's check (or its
-    /// refusal, [`Inaccuracy::EliminationCancellation`]). The floor grows
-    /// with the largest arc only, so the zone is one of small graphs (or of
-    /// graphs whose norm a few arcs carry). The
-    /// margin is `Certified`'s: the floor flags the worst product of the
-    /// sweep with 0.03 bits to spare, and an escalation costs time, not a
-    /// refusal. Accuracy, measured by the calibration sweep (`cargo run
-    /// --profile test -p spantree-faer --example vjp_calibration 3 4 5 6 8
-    /// 36`): see [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR)
-    /// (no product returned below 45 bits, where 23 and 22 were).
-    ///
-    /// Cost, measured on the UD corpus (`spantree-report speed --corpus`,
-    /// entropy + gradient single-root on `ShiftedF64` per sentence, against
-    /// the bare kernel timed in the same run, 6,025 sentences): 1,921
-    /// sentences are escalated, on `F64` and `ShiftedF64` alike (1,609 of
-    /// at most 10 words, 297 of 11–20, 15 of 21–40), every one of them
-    /// among the 2,017 whose product `Certified` takes from the elimination
-    /// (the same floored estimate and margin decide; the other 96 are
-    /// refused, as before). That route costs 9.4–13.8× the kernel instead
-    /// of 2.4–2.8×; every other sentence paid one more `O(n²)` pass of the
-    /// estimate when this was measured (2.3× → 2.5×), which it no longer
-    /// pays: one pass gives the estimate with and without the floor
-    /// (`derivative_check::dense_route`). The whole corpus on `ShiftedF64`:
-    /// 2.3× → 3.2× the kernel (with that pass).
+    /// refusal, [`Inaccuracy::EliminationCancellation`]). The
+    /// margin is `Certified`'s, and an escalation costs time, not a
+    /// refusal. Accuracy and how often it escalates (the calibration sweep,
+    /// `cargo run --profile test -p spantree-faer --example vjp_calibration
+    /// 3 4 5 6 8 36`; `N(0, 2²)` graphs; the UD corpus): see
+    /// [`SINGLE_ROOT_RESIDUAL_FACTOR`](super::SINGLE_ROOT_RESIDUAL_FACTOR)
+    /// (no product returned below 45 bits; the largest-arc floor it
+    /// replaced, [`SINGLE_ROOT_LARGEST_FACTOR`](super::SINGLE_ROOT_LARGEST_FACTOR),
+    /// escalated 1,921 of the corpus's 6,025 sentences on these engines,
+    /// nearly all of which kept 48 bits, and let one product through at
+    /// 44.7 bits). The decision is `derivative_check::dense_route`.
     ///
     /// Only for `f64` factorisations (the elimination runs on `f64`
     /// weights); exact and high-precision factorisations need no check.
@@ -408,7 +397,7 @@ impl<F: Factorization> Factors for Dense<F> {
             }
             return Ok(v);
         };
-        // Where only the floor doubts the product it goes to the
+        // Where only the residuals doubt the product it goes to the
         // elimination as on `Certified`; below the check it is returned for
         // the model to refuse (`dense_route`).
         let product = DenseProduct {

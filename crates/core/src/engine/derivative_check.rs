@@ -53,7 +53,7 @@ pub const VJP_ERROR_FACTOR: [f64; 2] = [2.0, 1.0];
 /// construction).
 /// It decided the route of [`Certified`](super::Certified) and the
 /// single-root escalation of the dense engines until the second opinion of
-/// `SINGLE_ROOT_RESIDUAL_FACTOR` replaced it there: the floor grows with
+/// [`SINGLE_ROOT_RESIDUAL_FACTOR`] replaced it there: the floor grows with
 /// the largest arc whatever the error, and escalated most products at
 /// `n ≤ 8` and many of ordinary graphs that kept their bits (4,422 of 7,012
 /// per dense engine in the sweep, 2,017 of the 6,025 sentences of the UD
@@ -116,7 +116,7 @@ pub const SINGLE_ROOT_RESIDUAL_FACTOR: f64 = 3.0;
 /// (`[multi, single]`): `[0, 1]`. Multi-root, the factor `c = 2` of
 /// [`VJP_ERROR_FACTOR`] already flags every product of the calibration
 /// sweep below 45 bits; single-root the second opinion of
-/// `SINGLE_ROOT_RESIDUAL_FACTOR` does, with 0.09 bits to spare on the
+/// [`SINGLE_ROOT_RESIDUAL_FACTOR`] does, with 0.09 bits to spare on the
 /// worst product, and the one bit is that spare made honest (as it was for
 /// the floor of [`SINGLE_ROOT_LARGEST_FACTOR`], 0.03 bits to spare; before
 /// the floor, 3 bits on the plain estimate still let 1 product of 16,800
@@ -146,7 +146,7 @@ pub const CERTIFY_DERIVATIVE_MARGIN: [f64; 2] = [0.0, 1.0];
 /// [`SINGLE_ROOT_LARGEST_FACTOR`] times the largest `size_f` (why there);
 /// the routes of the dense products do not take the floor but a second
 /// opinion from the product's own residuals
-/// (`SINGLE_ROOT_RESIDUAL_FACTOR`). Multi-root, the size of the arc whose marginal
+/// ([`SINGLE_ROOT_RESIDUAL_FACTOR`]). Multi-root, the size of the arc whose marginal
 /// exceeds `1/2` in its column is the sum of the column's other sizes: the
 /// model returns that entry as minus the sum of the others (`balance`, the
 /// identity `Σ_h v_hm = 0`), so its error is at most the sum of theirs,

@@ -36,7 +36,7 @@ pub use certified::{
 pub use dense::{Dense, DENSE_UNCERTAINTY};
 pub use derivative_check::{
     VjpAccuracy, CERTIFY_DERIVATIVE_MARGIN, DERIVATIVE_BITS, SINGLE_ROOT_LARGEST_FACTOR,
-    VJP_ERROR_FACTOR,
+    SINGLE_ROOT_RESIDUAL_FACTOR, VJP_ERROR_FACTOR,
 };
 pub use eliminated::{Eliminated, EntryEstimate, WithTangent, ENTRY_BITS};
 pub use prepared::{PerLabel, Prepared};
