@@ -560,7 +560,7 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// `Σ_m v_0m = 0` in exact arithmetic: the residuals are
 /// `r_m = Σ_h v̂_hm` (over the allowed arcs into `m`) and `r_0 = Σ_m v̂_0m`
 /// of the product `v̂` as computed (before the model's `balance`), each
-/// summed with Neumaier's compensation, and their norm is
+/// summed compensated (two-sum), and their norm is
 /// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation.
 ///
 /// Why it sees what the floor guards against: an error `δ_m` of an entry
@@ -572,35 +572,29 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// measurement of the error, not a bound (an error that cancels within a
 /// column is not seen), hence the factor and the plain estimate beside it.
 fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccuracy) -> VjpAccuracy {
-    let (weights, v) = (product.weights, product.v);
-    let n1 = weights.rows();
-    // Per column: the running sum and Neumaier's compensation.
-    let mut sums = vec![(0.0f64, 0.0f64); n1];
-    let add = |(sum, compensation): (f64, f64), x: f64| {
-        let t = sum + x;
-        let lost = if sum.abs() >= x.abs() {
-            (sum - t) + x
-        } else {
-            (x - t) + sum
-        };
-        (t, compensation + lost)
-    };
+    let (weights, v) = (product.weights.as_slice(), product.v.as_slice());
+    let n1 = product.weights.rows();
+    // Per column: the running sum and its compensation, side by side.
+    let mut state = vec![0.0f64; 2 * n1];
+    let (sums, compensations) = state.split_at_mut(n1);
+    Arch::new().dispatch(ColumnResiduals {
+        weights,
+        v,
+        sums: &mut *sums,
+        compensations: &mut *compensations,
+    });
+    // The root row's sum, along the row (the order of `m`).
     let mut root = (0.0f64, 0.0f64);
-    for (h, (wr, vr)) in rows(weights).zip(rows(v)).enumerate() {
-        for m in 1..n1 {
-            if m == h || wr[m].is_zero() {
-                continue;
-            }
-            let x = vr[m].to_f64();
-            sums[m] = add(sums[m], x);
-            if h == 0 {
-                root = add(root, x);
-            }
+    for (w, x) in weights[1..n1].iter().zip(&v[1..n1]) {
+        if !w.is_zero() {
+            let (t, lost) = two_sum(root.0, x.to_f64());
+            root = (t, root.1 + lost);
         }
     }
     let squares = sums[1..]
         .iter()
-        .chain(std::iter::once(&root))
+        .zip(&compensations[1..])
+        .chain(std::iter::once((&root.0, &root.1)))
         .map(|(sum, compensation)| (sum + compensation).powi(2))
         .sum::<f64>();
     VjpAccuracy {
@@ -608,6 +602,55 @@ fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccurac
             .error
             .max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
         norm: plain.norm,
+    }
+}
+
+/// `a + b = t + lost` exactly, `t = fl(a + b)` (Knuth's two-sum, branch-free;
+/// `lost` is the one rounding error of the sum, as Neumaier's ordered form
+/// finds it).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let t = a + b;
+    let bv = t - a;
+    let av = t - bv;
+    (t, (a - av) + (b - bv))
+}
+
+/// The column sums of [`residual_accuracy`]: per word `m`, over the allowed
+/// arcs `h → m` in the order of `h`, `Σ_h v̂_hm` compensated (the running
+/// sum and the sum of each addition's rounding error), row by row over
+/// contiguous slices; an arc not allowed (or the diagonal) adds `+0`, which
+/// moves neither (`O(n²)`, branch-free, vectorised).
+struct ColumnResiduals<'a, S> {
+    weights: &'a [S],
+    v: &'a [S],
+    sums: &'a mut [f64],
+    compensations: &'a mut [f64],
+}
+
+impl<S: Scalar> WithSimd for ColumnResiduals<'_, S> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) {
+        let ColumnResiduals {
+            weights,
+            v,
+            sums,
+            compensations,
+        } = self;
+        let n1 = sums.len();
+        for (h, (wr, vr)) in weights.chunks_exact(n1).zip(v.chunks_exact(n1)).enumerate() {
+            let (wr, vr) = (&wr[..n1], &vr[..n1]);
+            let (sums, compensations) = (&mut sums[..n1], &mut compensations[..n1]);
+            for m in 0..n1 {
+                let on = (m != h) & !wr[m].is_zero();
+                let x = if on { vr[m].to_f64() } else { 0.0 };
+                let (t, lost) = two_sum(sums[m], x);
+                sums[m] = t;
+                compensations[m] += lost;
+            }
+        }
     }
 }
 
