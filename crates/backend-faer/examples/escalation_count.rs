@@ -12,26 +12,11 @@
 //! the largest. Then the totals. `n` of the speed-table graphs escalated
 //! are listed.
 
+use spantree_bruteforce::bits::normwise_bits;
 use spantree_bruteforce::random::{normal_scores, rows, SplitMix64};
 use spantree_core::{Graph, Matrix, Model, Rooting, Scalar};
 use spantree_exact::HighPrecision;
 use spantree_faer::Accurate;
-
-/// Norm-wise correct bits of `found` against `exact`, `0..=53`.
-fn bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
-    let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for (a, e) in found.as_slice().iter().zip(exact) {
-        diff += (a - e) * (a - e);
-        norm += e * e;
-    }
-    if diff == 0.0 {
-        53.0
-    } else if norm == 0.0 || diff.is_nan() {
-        0.0
-    } else {
-        (-(diff.sqrt() / norm.sqrt()).log2()).clamp(0.0, 53.0)
-    }
-}
 
 /// Fewest correct bits of an entry `≥ 1e-8` of the largest (`exact`).
 fn entry_bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
@@ -79,7 +64,9 @@ fn main() {
                 .and_then(|m| m.grad_entropy())
                 .expect("reference");
             let exact: Vec<f64> = exact[0].as_slice().iter().map(Scalar::to_f64).collect();
-            few = few.min(bits(&found[0], &exact));
+            // A NaN product keeps 0 bits.
+            let b = normwise_bits(found[0].as_slice(), &exact);
+            few = few.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
             few_entry = few_entry.min(entry_bits(&found[0], &exact));
         }
         println!("| {n} | {seeds} | {esc} | {few:.1} | {few_entry:.1} |");
