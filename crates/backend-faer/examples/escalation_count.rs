@@ -12,24 +12,11 @@
 //! the largest. Then the totals. `n` of the speed-table graphs escalated
 //! are listed.
 
-use spantree_bruteforce::bits::normwise_bits;
+use spantree_bruteforce::bits::{entrywise_bits, normwise_bits};
 use spantree_bruteforce::random::{normal_scores, rows, SplitMix64};
-use spantree_core::{Graph, Matrix, Model, Rooting, Scalar};
+use spantree_core::{Graph, Model, Rooting, Scalar};
 use spantree_exact::HighPrecision;
 use spantree_faer::Accurate;
-
-/// Fewest correct bits of an entry `≥ 1e-8` of the largest (`exact`).
-fn entry_bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
-    let largest = exact.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-    let mut worst = 53.0f64;
-    for (a, e) in found.as_slice().iter().zip(exact) {
-        if *e != 0.0 && e.abs() >= 1e-8 * largest {
-            let b = -((a - e).abs() / e.abs()).log2();
-            worst = worst.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
-        }
-    }
-    worst
-}
 
 fn main() {
     let args: Vec<usize> = std::env::args()
@@ -67,7 +54,7 @@ fn main() {
             // A NaN product keeps 0 bits.
             let b = normwise_bits(found[0].as_slice(), &exact);
             few = few.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
-            few_entry = few_entry.min(entry_bits(&found[0], &exact));
+            few_entry = few_entry.min(entrywise_bits(found[0].as_slice(), &exact));
         }
         println!("| {n} | {seeds} | {esc} | {few:.1} | {few_entry:.1} |");
         total += seeds as usize;

@@ -53,6 +53,7 @@
 mod calibration;
 
 use calibration::{calibration_case, reference_product};
+use spantree_bruteforce::bits::entrywise_bits;
 use spantree_bruteforce::random::{normal_scores, rows, SplitMix64};
 use spantree_core::engine::{VjpAccuracy, DERIVATIVE_BITS, ENTRY_BITS};
 use spantree_core::Eliminated;
@@ -230,19 +231,6 @@ fn timing(n: usize) {
     }
 }
 
-/// Fewest correct bits of an entry `≥ 1e-8` of the largest (`exact`).
-fn entry_bits(found: &Matrix<f64>, exact: &[f64]) -> f64 {
-    let largest = exact.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-    let mut worst = 53.0f64;
-    for (a, e) in found.as_slice().iter().zip(exact) {
-        if *e != 0.0 && e.abs() >= 1e-8 * largest {
-            let b = -((a - e).abs() / e.abs()).log2();
-            worst = worst.min(if b.is_nan() { 0.0 } else { b.clamp(0.0, 53.0) });
-        }
-    }
-    worst
-}
-
 /// The entry-wise gate of the elimination (`ENTRY_BITS`): per family and
 /// rooting, on how many products the gate applies (`anchored`: some arc
 /// certain to `2⁻²⁶`, or word-arc weights into a word more than `2⁵³`
@@ -286,7 +274,7 @@ fn gate(sizes: &[usize]) {
                             escalated += usize::from(estimate.escalates);
                             low += usize::from(estimate.entry_bits < ENTRY_BITS);
                             if let Ok(v) = model.marginals_vjp(seed) {
-                                fewest = fewest.min(entry_bits(&v, &truth));
+                                fewest = fewest.min(entrywise_bits(v.as_slice(), &truth));
                             }
                         }
                     }

@@ -57,3 +57,30 @@ pub fn fewest_bits(found: &[f64], exact: &[f64]) -> f64 {
         .map(|(e, a)| correct_bits(*a, *e))
         .fold(53.0, f64::min)
 }
+
+/// The fewest [`correct_bits`] over the entries of magnitude at least
+/// `1e-8` of the largest reference entry (the entry-wise bar of the
+/// gradients: smaller entries are judged norm-wise only); a NaN answer keeps
+/// `0` bits; `53` when no entry counts.
+///
+/// ```
+/// use spantree_bruteforce::bits::entrywise_bits;
+/// let exact = [1.0, 0.5, 1e-9];
+/// assert_eq!(entrywise_bits(&[1.0, 0.5 + 2f64.powi(-31), 7.0], &exact), 30.0);
+/// assert_eq!(entrywise_bits(&[f64::NAN, 0.5, 1e-9], &exact), 0.0);
+/// ```
+pub fn entrywise_bits(found: &[f64], exact: &[f64]) -> f64 {
+    let largest = exact.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    exact
+        .iter()
+        .zip(found)
+        .filter(|(e, _)| **e != 0.0 && e.abs() >= 1e-8 * largest)
+        .map(|(e, a)| {
+            if a.is_nan() {
+                0.0
+            } else {
+                correct_bits(*a, *e)
+            }
+        })
+        .fold(53.0, f64::min)
+}
