@@ -337,11 +337,18 @@ where
     /// As [`Model::marginals`].
     pub fn grad_entropy(&self) -> Result<PerLabel<E::Scalar>> {
         let n1 = self.n() + 1;
-        let mut seed = Matrix::zeros(n1, n1);
-        let seeds = if self.visit_log_weights_from_scores(false, |k, x| {
-            seed.as_mut_slice()[k] = -x;
-        }) {
-            vec![seed]
+        let seeds = if let Some((theta, _)) = self.scores_and_shift() {
+            // `−θ` on the arcs of nonzero weight, `0` elsewhere: one
+            // branch-free pass, no zeroed matrix to overwrite.
+            let w = self.factors.weights().as_slice();
+            let seed = w.iter().zip(theta).map(|(w, &t)| {
+                if w.is_zero() {
+                    E::Scalar::zero()
+                } else {
+                    E::Scalar::from_f64(-t)
+                }
+            });
+            vec![Matrix::from_row_major(n1, n1, seed.collect())]
         } else if let Some(seeds) = self.label_score_matrices(true) {
             seeds
         } else {
