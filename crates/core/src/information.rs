@@ -460,7 +460,15 @@ where
             self.factors.weights().as_slice(),
             q.factors.weights().as_slice(),
         );
-        if let Some(k) = (0..n1 * n1).find(|&k| !mu.as_slice()[k].is_zero() && wq[k].is_zero()) {
+        let mass_on = |(m, w): (&E::Scalar, &E::Scalar)| !m.is_zero() & w.is_zero();
+        // A branch-free sweep first (it vectorises); the search only then.
+        let forbidden = mu
+            .as_slice()
+            .iter()
+            .zip(wq)
+            .fold(false, |f, a| f | mass_on(a));
+        let first = || mu.as_slice().iter().zip(wq).position(mass_on);
+        if let Some(k) = forbidden.then(first).flatten() {
             return Ok(Divergence::Infinite {
                 arc: ArcRef {
                     head: k / n1,
