@@ -80,3 +80,44 @@ fn an_overflowing_partition_is_a_typed_error_not_infinity() {
         spantree_core::Error::Numerical(spantree_core::Numerical::NotFinite)
     );
 }
+
+/// `KL(p ‖ q) = +∞` names the first arc, in row-major order, to which `p`
+/// gives mass and `q` none; `q`'s forbidden arcs where `p` has no mass do
+/// not count. Models built from scores take the one-pass route.
+#[test]
+fn kl_names_the_first_arc_q_forbids() {
+    fn kl<E: spantree_core::Engine<Scalar = f64> + Copy>(
+        e: E,
+        p: &Graph,
+        q: &Graph,
+    ) -> spantree_core::Divergence<f64> {
+        let mp = Model::new(e, p, Rooting::Single).unwrap();
+        mp.kl_divergence(&Model::new(e, q, Rooting::Single).unwrap())
+            .unwrap()
+    }
+    let ninf = f64::NEG_INFINITY;
+    // Single-root with one root arc (0 → 1): p puts mass on 2 → 3 and
+    // 3 → 2 (each in some tree), which q forbids, and none on 0 → 2.
+    let p = Graph::from_scores(&[
+        [ninf, 0.5, ninf, ninf],
+        [ninf, ninf, 1.0, -0.5],
+        [ninf, 0.25, ninf, 2.0],
+        [ninf, 1.5, 0.75, ninf],
+    ])
+    .unwrap();
+    let q = Graph::from_scores(&[
+        [ninf, 0.0, 0.0, 0.0],
+        [ninf, ninf, 0.0, 0.0],
+        [ninf, 0.0, ninf, ninf],
+        [ninf, 0.0, ninf, ninf],
+    ])
+    .unwrap();
+    let first = ArcRef {
+        head: 2,
+        dependent: 3,
+        label: None,
+    };
+    for d in [kl(F64, &p, &q), kl(ShiftedF64, &p, &q)] {
+        assert_eq!(d, spantree_core::Divergence::Infinite { arc: first });
+    }
+}
