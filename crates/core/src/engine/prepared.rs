@@ -445,10 +445,18 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
         (&mut weights as &mut dyn Any).downcast_mut::<Matrix<f64>>(),
         direct,
     ) {
-        // `f64` in and out: the scores read and the weights written in place.
-        for (a, out) in v.chunks_exact(n1).zip(wf.as_mut_slice().chunks_exact_mut(n1)) {
-            if exp_row(simd, a, b, out) {
-                suspect |= row_suspect(a, out.iter().copied());
+        // `f64` in and out: the scores read and the weights written in
+        // place; as given (no shift), the whole matrix in one run.
+        let out = wf.as_mut_slice();
+        if b.is_none() {
+            if exp_row(simd, v, None, out) {
+                suspect = row_suspect(v, out.iter().copied());
+            }
+        } else {
+            for (a, out) in v.chunks_exact(n1).zip(out.chunks_exact_mut(n1)) {
+                if exp_row(simd, a, b, out) {
+                    suspect |= row_suspect(a, out.iter().copied());
+                }
             }
         }
     } else {
