@@ -28,6 +28,7 @@ use crate::scalar::Scalar;
 pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
     let n1 = weights.rows();
     let n = n1 - 1;
+    let mut l = Matrix::zeros(n, n);
     // Row by row in both matrices (no strided access); the diagonal sums
     // add their terms in the order of the column-by-column definition
     // (the root weight first, multi-root, then h = 1, 2, …): the same bits.
@@ -35,24 +36,22 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
         Rooting::Multi => weights.as_slice()[1..n1].to_vec(),
         Rooting::Single => vec![S::zero(); n],
     };
-    // Each row written once, in order, into uninitialised capacity (no
-    // zeroed allocation): the negated weights left and right of its
-    // diagonal entry (a self-loop is no arc; the entry is set below), and
-    // the column sums of the diagonal, in branch-free runs that vectorise.
-    let mut out: Vec<S> = Vec::with_capacity(n * n);
+    let out = l.as_mut_slice();
+    // Each row in two branch-free runs, left and right of its diagonal
+    // entry (which is skipped: a self-loop is no arc), so that they vectorise.
+    let run = |lr: &mut [S], diagonal: &mut [S], row: &[S]| {
+        for ((o, d), w) in lr.iter_mut().zip(diagonal).zip(row) {
+            *d += w;
+            *o = -w.clone();
+        }
+    };
     for (h, row) in weights.as_slice().chunks_exact(n1).enumerate().skip(1) {
+        let lr = &mut out[(h - 1) * n..h * n];
+        let (left, right) = lr.split_at_mut(h - 1);
         let (d_left, d_right) = diagonal.split_at_mut(h - 1);
         let row = &row[1..];
-        let (left, right) = (&row[..h - 1], &row[h..]);
-        for (d, w) in d_left.iter_mut().zip(left) {
-            *d += w;
-        }
-        for (d, w) in d_right[1..].iter_mut().zip(right) {
-            *d += w;
-        }
-        out.extend(left.iter().map(|w| -w.clone()));
-        out.push(S::zero());
-        out.extend(right.iter().map(|w| -w.clone()));
+        run(left, d_left, &row[..h - 1]);
+        run(&mut right[1..], &mut d_right[1..], &row[h..]);
     }
     for (m, d) in diagonal.into_iter().enumerate() {
         out[m * n + m] = d;
@@ -60,7 +59,7 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
     if rooting == Rooting::Single {
         out[..n].clone_from_slice(&weights.as_slice()[1..n1]);
     }
-    Matrix::from_row_major(n, n, out)
+    l
 }
 
 /// The weights `w[h][m] = e^{θ[h][m] − c_m}` of a score matrix and their
