@@ -191,7 +191,12 @@ impl WithSimd for ExpLaplacian<'_> {
                 }
                 None => &mut scratch[..],
             };
-            exp_row(simd, &scores[h * n1 + 1..(h + 1) * n1], Some(&shift[1..]), row);
+            exp_row(
+                simd,
+                &scores[h * n1 + 1..(h + 1) * n1],
+                Some(&shift[1..]),
+                row,
+            );
             if h == 0 {
                 if multi {
                     sums.copy_from_slice(row);

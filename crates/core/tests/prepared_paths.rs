@@ -8,6 +8,8 @@
 //! the order of the per-arc loop the documentation states (column by column
 //! as given).
 
+#![allow(clippy::needless_range_loop)] // (h, m) index both the scores and the weights
+
 use num_complex::Complex64;
 use spantree_core::linalg::exp_difference;
 use spantree_core::{ArcRef, Error, Graph, Prepared};
@@ -25,8 +27,8 @@ fn scores(n: usize, seed: u64, special: &[(usize, usize, f64)]) -> Vec<Vec<f64>>
                     s ^= s >> 12;
                     s ^= s << 25;
                     s ^= s >> 27;
-                    let u = (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64
-                        / (1u64 << 53) as f64;
+                    let u =
+                        (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64;
                     if m == 0 || h == m {
                         NINF
                     } else {
@@ -81,7 +83,12 @@ fn as_given_weights_are_exp_of_the_scores() {
 #[test]
 fn shifted_weights_against_the_column_maxima() {
     for n in [2, 3, 5, 7, 8, 9, 16, 36] {
-        let far = [(0, 1, -690.0), (n, 1, -740.0), (1, n, -1000.0), (0, n, 300.0)];
+        let far = [
+            (0, 1, -690.0),
+            (n, 1, -740.0),
+            (1, n, -1000.0),
+            (0, n, 300.0),
+        ];
         let rows = scores(n, 100 + n as u64, &far);
         let g = Graph::from_scores(&rows).expect("valid scores");
         let p = Prepared::<f64>::shifted(&g, |&w| w);
