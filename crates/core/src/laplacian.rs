@@ -4,6 +4,8 @@
 //! All take the collapsed weights in the `(n+1) × (n+1)` layout and return an
 //! `n × n` matrix indexed by words `1..=n`, stored 0-based. Cost `O(n²)`.
 
+use std::any::Any;
+
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::graph::Rooting;
@@ -26,17 +28,56 @@ use crate::scalar::Scalar;
 /// assert_eq!(l[(0, 0)] * l[(1, 1)] - l[(0, 1)] * l[(1, 0)], 13.0);
 /// ```
 pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
-    let n1 = weights.rows();
-    let n = n1 - 1;
+    let n = weights.rows() - 1;
     let mut l = Matrix::zeros(n, n);
+    let f64s = (
+        (weights as &dyn Any).downcast_ref::<Matrix<f64>>(),
+        (&mut l as &mut dyn Any).downcast_mut::<Matrix<f64>>(),
+    );
+    if let (Some(weights), Some(out)) = f64s {
+        // `f64`: the same loops compiled for the detected instruction set
+        // (AVX-512 or AVX2 lanes rather than SSE2's two): the same sums.
+        Arch::new().dispatch(LaplacianRows {
+            weights: weights.as_slice(),
+            n,
+            rooting,
+            out: out.as_mut_slice(),
+        });
+    } else {
+        laplacian_rows(weights.as_slice(), n, rooting, l.as_mut_slice());
+    }
+    l
+}
+
+/// [`laplacian`] of `f64` weights under one instruction-set dispatch.
+struct LaplacianRows<'a> {
+    weights: &'a [f64],
+    n: usize,
+    rooting: Rooting,
+    out: &'a mut [f64],
+}
+
+impl WithSimd for LaplacianRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) {
+        laplacian_rows(self.weights, self.n, self.rooting, self.out);
+    }
+}
+
+/// The body of [`laplacian`]: `out` (`n × n`, zeros) from the `(n+1)²`
+/// weights, row by row.
+#[inline(always)]
+fn laplacian_rows<S: Scalar>(weights: &[S], n: usize, rooting: Rooting, out: &mut [S]) {
+    let n1 = n + 1;
     // Row by row in both matrices (no strided access); the diagonal sums
     // add their terms in the order of the column-by-column definition
     // (the root weight first, multi-root, then h = 1, 2, …): the same bits.
     let mut diagonal: Vec<S> = match rooting {
-        Rooting::Multi => weights.as_slice()[1..n1].to_vec(),
+        Rooting::Multi => weights[1..n1].to_vec(),
         Rooting::Single => vec![S::zero(); n],
     };
-    let out = l.as_mut_slice();
     // Each row in two branch-free runs, left and right of its diagonal
     // entry (which is skipped: a self-loop is no arc), so that they vectorise.
     let run = |lr: &mut [S], diagonal: &mut [S], row: &[S]| {
@@ -45,7 +86,7 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
             *o = -w.clone();
         }
     };
-    for (h, row) in weights.as_slice().chunks_exact(n1).enumerate().skip(1) {
+    for (h, row) in weights.chunks_exact(n1).enumerate().skip(1) {
         let lr = &mut out[(h - 1) * n..h * n];
         let (left, right) = lr.split_at_mut(h - 1);
         let (d_left, d_right) = diagonal.split_at_mut(h - 1);
@@ -57,9 +98,8 @@ pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> 
         out[m * n + m] = d;
     }
     if rooting == Rooting::Single {
-        out[..n].clone_from_slice(&weights.as_slice()[1..n1]);
+        out[..n].clone_from_slice(&weights[1..n1]);
     }
-    l
 }
 
 /// The weights `w[h][m] = e^{θ[h][m] − c_m}` of a score matrix and their
@@ -151,7 +191,12 @@ impl WithSimd for ExpLaplacian<'_> {
                 }
                 None => &mut scratch[..],
             };
-            exp_row(simd, &scores[h * n1 + 1..(h + 1) * n1], &shift[1..], row);
+            exp_row(
+                simd,
+                &scores[h * n1 + 1..(h + 1) * n1],
+                Some(&shift[1..]),
+                row,
+            );
             if h == 0 {
                 if multi {
                     sums.copy_from_slice(row);

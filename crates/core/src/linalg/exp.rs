@@ -79,7 +79,7 @@ impl WithSimd for ExpDifferences<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        exp_row(simd, self.a, self.b, self.out);
+        exp_row(simd, self.a, Some(self.b), self.out);
     }
 }
 
@@ -87,48 +87,81 @@ impl WithSimd for ExpDifferences<'_> {
 /// into a caller dispatched once (a whole matrix): the vector path on every
 /// lane, `0` where `a = −∞`, and the scalar [`exp_difference`] only for
 /// the lanes outside `[LOW, HIGH]` (or NaN), which a vector mask finds, so
-/// rows without them pay no scalar pass. `O(len)`.
+/// rows without them pay no scalar pass. `b = None` is `b = 0` (the
+/// weights as given, `e^a`): the same bits without the two-sum, whose
+/// correction is then exactly `0`. Returns whether some lane took the
+/// scalar path: a lane it did not take holds a normal, finite `f64`
+/// (`e^{−708} > 2⁻¹⁰²²`, `e^{709} < f64::MAX`) or `0` for `a = −∞`, so
+/// `false` means no weight underflowed or overflowed. `O(len)`.
 #[inline(always)]
-pub(crate) fn exp_row<S: Simd>(simd: S, a: &[f64], b: &[f64], out: &mut [f64]) {
+pub(crate) fn exp_row<S: Simd>(simd: S, a: &[f64], b: Option<&[f64]>, out: &mut [f64]) -> bool {
     let (a_v, a_t) = S::as_simd_f64s(a);
-    let (b_v, b_t) = S::as_simd_f64s(b);
     let (o_v, o_t) = S::as_mut_simd_f64s(out);
     let mut bad = simd.splat_f64s(0.0);
-    for ((&a, &b), o) in a_v.iter().zip(b_v).zip(o_v.iter_mut()) {
-        let (e, out_of_range) = exp_vector(simd, a, b);
-        *o = e;
-        bad = simd.max_f64s(bad, out_of_range);
-    }
-    if !o_t.is_empty() {
-        let (e, out_of_range) = exp_vector(
-            simd,
-            simd.partial_load_f64s(a_t),
-            simd.partial_load_f64s(b_t),
-        );
-        simd.partial_store_f64s(o_t, e);
-        bad = simd.max_f64s(bad, out_of_range);
+    match b {
+        Some(b) => {
+            let (b_v, b_t) = S::as_simd_f64s(b);
+            for ((&a, &b), o) in a_v.iter().zip(b_v).zip(o_v.iter_mut()) {
+                let (e, out_of_range) = exp_vector::<S, true>(simd, a, b);
+                *o = e;
+                bad = simd.max_f64s(bad, out_of_range);
+            }
+            if !o_t.is_empty() {
+                let (e, out_of_range) = exp_vector::<S, true>(
+                    simd,
+                    simd.partial_load_f64s(a_t),
+                    simd.partial_load_f64s(b_t),
+                );
+                simd.partial_store_f64s(o_t, e);
+                bad = simd.max_f64s(bad, out_of_range);
+            }
+        }
+        None => {
+            let zero = simd.splat_f64s(0.0);
+            for (&a, o) in a_v.iter().zip(o_v.iter_mut()) {
+                let (e, out_of_range) = exp_vector::<S, false>(simd, a, zero);
+                *o = e;
+                bad = simd.max_f64s(bad, out_of_range);
+            }
+            if !o_t.is_empty() {
+                let (e, out_of_range) =
+                    exp_vector::<S, false>(simd, simd.partial_load_f64s(a_t), zero);
+                simd.partial_store_f64s(o_t, e);
+                bad = simd.max_f64s(bad, out_of_range);
+            }
+        }
     }
     if simd.reduce_max_f64s(bad) > 0.0 {
-        for ((&a, &b), o) in a.iter().zip(b).zip(out.iter_mut()) {
+        for (i, (&a, o)) in a.iter().zip(out.iter_mut()).enumerate() {
+            let b = b.map_or(0.0, |b| b[i]);
             if !(LOW..=HIGH).contains(&(a - b)) && a != f64::NEG_INFINITY {
                 *o = exp_difference(a, b);
             }
         }
+        return true;
     }
+    false
 }
 
 /// `e^{a − b}` lane by lane, valid where `a − b ∈ [LOW, HIGH]` and `0`
 /// where `a = −∞`; with `1` in the lanes the scalar path must redo
-/// (`a − b` outside the range or NaN, `a ≠ −∞`), `0` elsewhere.
+/// (`a − b` outside the range or NaN, `a ≠ −∞`), `0` elsewhere. Without
+/// `SHIFTED`, `b` is taken to be `0` and the two-sum skipped: `a − 0 = a`
+/// exactly, and the correction `e δ` with `δ = 0` leaves `e` as it was.
 #[inline(always)]
-fn exp_vector<S: Simd>(simd: S, a: S::f64s, b: S::f64s) -> (S::f64s, S::f64s) {
+fn exp_vector<S: Simd, const SHIFTED: bool>(simd: S, a: S::f64s, b: S::f64s) -> (S::f64s, S::f64s) {
     // Two-sum: a − b = d + delta exactly.
-    let d = simd.sub_f64s(a, b);
-    let bb = simd.sub_f64s(d, a);
-    let delta = simd.add_f64s(
-        simd.sub_f64s(a, simd.sub_f64s(d, bb)),
-        simd.sub_f64s(simd.neg_f64s(b), bb),
-    );
+    let (d, delta) = if SHIFTED {
+        let d = simd.sub_f64s(a, b);
+        let bb = simd.sub_f64s(d, a);
+        let delta = simd.add_f64s(
+            simd.sub_f64s(a, simd.sub_f64s(d, bb)),
+            simd.sub_f64s(simd.neg_f64s(b), bb),
+        );
+        (d, delta)
+    } else {
+        (a, b)
+    };
     // k = round(d / ln 2) by the 1.5·2⁵² trick: the sum rounds to an
     // integer, whose bits sit at the bottom of the mantissa.
     let magic = simd.splat_f64s(6_755_399_441_055_744.0);
@@ -156,7 +189,11 @@ fn exp_vector<S: Simd>(simd: S, a: S::f64s, b: S::f64s) -> (S::f64s, S::f64s) {
     let scale = simd.transmute_f64s_u64s(simd.mul_u64s(bits, simd.splat_u64s(1 << 52)));
     let e = simd.mul_f64s(p, scale);
     // e^{d + delta} = e^d (1 + delta).
-    let e = simd.mul_add_e_f64s(e, delta, e);
+    let e = if SHIFTED {
+        simd.mul_add_e_f64s(e, delta, e)
+    } else {
+        e
+    };
     let zero = simd.splat_f64s(0.0);
     let absent = simd.equal_f64s(a, simd.splat_f64s(f64::NEG_INFINITY));
     let inside = simd.and_m64s(
