@@ -931,6 +931,9 @@ impl WithSimd for CentredF64<'_> {
             n1,
             single,
         } = self;
+        if n1 < Sm::F64_LANES {
+            return centred_f64_body(pulp::Scalar::new(), seed, w, mu, n1, single);
+        }
         centred_f64_body(simd, seed, w, mu, n1, single)
     }
 }
@@ -949,7 +952,7 @@ fn centred_f64_body<Sm: Simd>(
     n1: usize,
     single: bool,
 ) -> Vec<f64> {
-    // Per column: [count of word arcs, first word seed, whether every later
+    // Per column: [whether a word arc is allowed (1 or 0), first word seed, whether every later
     // word seed equals it (1 or 0), c, the largest |ḡ|]; the root arc's
     // seed and whether it is allowed are row 0.
     let mut state = vec![0.0f64; 5 * n1];
@@ -959,32 +962,33 @@ fn centred_f64_body<Sm: Simd>(
     let (c, plain) = rest.split_at_mut(n1);
     let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
     let minus_zero = simd.splat_f64s(-0.0);
-    for (at, width) in column_blocks(n1, Sm::F64_LANES) {
-        let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at, width);
+    let none = simd.greater_than_f64s(zero, zero);
+    for at in column_blocks(n1, Sm::F64_LANES) {
+        let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at);
         let (s, a, u) = (load(seed, 0), allowed(simd, load(w, 0)), load(mu, 0));
         let mut cv = simd.select_f64s(a, simd.add_f64s(zero, simd.mul_f64s(u, s)), zero);
         let mut pv = simd.select_f64s(a, max_kept(simd, zero, simd.abs_f64s(s)), zero);
-        let (mut kv, mut fv, mut ev) = (zero, zero, one);
+        // Whether a word arc was seen, and whether a later one differed
+        // from the first (masks: the count only matters above zero).
+        let (mut seen, mut differ, mut fv) = (none, none, zero);
         for h in 1..n1 {
             let (s, u) = (load(seed, h), load(mu, h));
             let a = allowed(simd, load(w, h));
-            let fresh = simd.and_m64s(a, simd.equal_f64s(kv, zero));
-            let same = simd.or_m64s(
-                simd.or_m64s(simd.not_m64s(a), fresh),
-                simd.equal_f64s(s, fv),
-            );
+            let fresh = simd.and_m64s(a, simd.not_m64s(seen));
+            let later = simd.and_m64s(a, seen);
+            let other = simd.and_m64s(later, simd.not_m64s(simd.equal_f64s(s, fv)));
+            differ = simd.or_m64s(differ, other);
+            seen = simd.or_m64s(seen, a);
             fv = simd.select_f64s(fresh, s, fv);
-            ev = simd.select_f64s(same, ev, zero);
-            kv = simd.add_f64s(kv, simd.select_f64s(a, one, zero));
             // `c + (−0) = c` bit for bit (a NaN too): `c` moves where `a`.
             cv = simd.add_f64s(cv, simd.select_f64s(a, simd.mul_f64s(u, s), minus_zero));
             pv = max_kept(simd, pv, simd.select_f64s(a, simd.abs_f64s(s), zero));
         }
-        store_lanes(simd, count, at, width, kv);
-        store_lanes(simd, first, at, width, fv);
-        store_lanes(simd, equal, at, width, ev);
-        store_lanes(simd, c, at, width, cv);
-        store_lanes(simd, plain, at, width, pv);
+        store_lanes(simd, count, at, simd.select_f64s(seen, one, zero));
+        store_lanes(simd, first, at, fv);
+        store_lanes(simd, equal, at, simd.select_f64s(differ, zero, one));
+        store_lanes(simd, c, at, cv);
+        store_lanes(simd, plain, at, pv);
     }
     let (s0, w0) = (&seed[..n1], &w[..n1]);
     // Whether the column is live (an allowed arc, not every allowed seed
@@ -1033,82 +1037,66 @@ fn centred_f64_body<Sm: Simd>(
     // finite and lowering the largest `|ḡ|` (else `0`), then `ḡ − c` written
     // down the rows again (the block's rows are in cache).
     let mut out = vec![0.0f64; n1 * n1];
-    for (at, width) in column_blocks(n1, Sm::F64_LANES) {
-        let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at, width);
-        let cv = load_lanes(simd, c, at, width);
-        let lv = simd.equal_f64s(load_lanes(simd, live, at, width), one);
-        let fv = simd.equal_f64s(load_lanes(simd, finite, at, width), one);
+    for at in column_blocks(n1, Sm::F64_LANES) {
+        let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at);
+        let cv = load_lanes(simd, c, at);
+        let lv = simd.equal_f64s(load_lanes(simd, live, at), one);
+        let fv = simd.equal_f64s(load_lanes(simd, finite, at), one);
         let mut centre_v = zero;
         for h in 0..n1 {
-            let counted = simd.and_m64s(fv, allowed(simd, load(w, h)));
-            let d = simd.abs_f64s(simd.sub_f64s(load(seed, h), cv));
-            centre_v = max_kept(simd, centre_v, simd.select_f64s(counted, d, zero));
-        }
-        // A column that is not live is written as zeros whatever its `c`;
-        // where it is live, `finite` is whether `c` is.
-        let keep = simd.and_m64s(
-            fv,
-            simd.less_than_f64s(centre_v, load_lanes(simd, plain, at, width)),
-        );
-        let cv = simd.select_f64s(keep, cv, zero);
-        for h in 0..n1 {
-            let on = simd.and_m64s(lv, allowed(simd, load(w, h)));
+            let a = allowed(simd, load(w, h));
             let d = simd.sub_f64s(load(seed, h), cv);
-            store_lanes(
-                simd,
-                &mut out,
-                h * n1 + at,
-                width,
-                simd.select_f64s(on, d, zero),
-            );
+            let counted = simd.and_m64s(fv, a);
+            let size = simd.abs_f64s(d);
+            centre_v = max_kept(simd, centre_v, simd.select_f64s(counted, size, zero));
+            let on = simd.and_m64s(lv, a);
+            store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
+        }
+        // `c` stays where finite and lowering the largest `|ḡ|` (a column
+        // that is not live is zeros whatever its `c`; where it is live,
+        // `finite` is whether `c` is); the block is written again, with
+        // `ḡ − 0` where it goes, when a live column loses it.
+        let plain_v = load_lanes(simd, plain, at);
+        let keep = simd.and_m64s(fv, simd.less_than_f64s(centre_v, plain_v));
+        let dropped = simd.and_m64s(lv, simd.not_m64s(keep));
+        if simd.first_true_m64s(dropped) < Sm::F64_LANES {
+            let cv = simd.select_f64s(keep, cv, zero);
+            for h in 0..n1 {
+                let on = simd.and_m64s(lv, allowed(simd, load(w, h)));
+                let d = simd.sub_f64s(load(seed, h), cv);
+                store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
+            }
         }
     }
     out
 }
 
-/// The blocks `(start, width)` of `cols` columns for vectors of `lanes`
-/// lanes: full vectors when `cols ≥ lanes`, the last block moved back to
-/// end at `cols` when `lanes` does not divide it (its first columns are
-/// computed twice, each column the same way both times: a column's state
-/// depends on that column alone); one partial block of `cols` otherwise.
-fn column_blocks(cols: usize, lanes: usize) -> impl Iterator<Item = (usize, usize)> {
-    let full = cols >= lanes;
-    let count = if full {
+/// The starts of the blocks of `lanes` columns that cover `cols ≥ lanes`
+/// columns: the last block moved back to end at `cols` when `lanes` does
+/// not divide it (its first columns are computed twice, each column the
+/// same way both times: a column's state depends on that column alone).
+/// Fewer columns than lanes take the scalar instruction set instead
+/// (`pulp::Scalar`, one lane), so that every load and store is a whole
+/// vector.
+fn column_blocks(cols: usize, lanes: usize) -> impl Iterator<Item = usize> {
+    let count = if cols >= lanes {
         cols.div_ceil(lanes)
     } else {
-        usize::from(cols > 0)
+        0
     };
-    (0..count).map(move |b| {
-        if full {
-            ((b * lanes).min(cols - lanes), lanes)
-        } else {
-            (0, cols)
-        }
-    })
+    (0..count).map(move |b| (b * lanes).min(cols - lanes))
 }
 
-/// The `width` values of `s` from `at` as a vector: a plain load when
-/// `width` is the vector's lanes, else a partial one (zeros after them).
+/// The `Sm::F64_LANES` values of `s` from `at`, as a vector.
 #[inline(always)]
-fn load_lanes<Sm: Simd>(simd: Sm, s: &[f64], at: usize, width: usize) -> Sm::f64s {
-    let s = &s[at..at + width];
-    if width == Sm::F64_LANES {
-        Sm::as_simd_f64s(s).0[0]
-    } else {
-        simd.partial_load_f64s(s)
-    }
+fn load_lanes<Sm: Simd>(_simd: Sm, s: &[f64], at: usize) -> Sm::f64s {
+    Sm::as_simd_f64s(&s[at..at + Sm::F64_LANES]).0[0]
 }
 
-/// Stores the first `width` lanes of `v` into `s` from `at` (the way back
-/// of [`load_lanes`]).
+/// Stores `v` into `s` from `at` (the way back of [`load_lanes`]).
 #[inline(always)]
-fn store_lanes<Sm: Simd>(simd: Sm, s: &mut [f64], at: usize, width: usize, v: Sm::f64s) {
-    let s = &mut s[at..at + width];
-    if width == Sm::F64_LANES {
-        Sm::as_mut_simd_f64s(s).0[0] = v;
-    } else {
-        simd.partial_store_f64s(s, v);
-    }
+fn store_lanes<Sm: Simd>(_simd: Sm, s: &mut [f64], at: usize, v: Sm::f64s) {
+    Sm::as_mut_simd_f64s(&mut s[at..at + Sm::F64_LANES]).0[0] = v;
 }
 
 /// `w ≠ 0` lane by lane (true for a NaN, as `!=` is).
@@ -1118,10 +1106,12 @@ fn allowed<Sm: Simd>(simd: Sm, w: Sm::f64s) -> Sm::m64s {
 }
 
 /// `acc.max(x)` lane by lane as `f64::max` gives it for an `acc` that is
-/// never NaN: `x` where it is larger, `acc` otherwise (a NaN `x` is not).
+/// never NaN (nor `−0`, nor `x`): `x` where it is larger, `acc` otherwise,
+/// a NaN `x` too (`f64::max` returns the other operand, x86's `max` its
+/// second when either is NaN: `acc` both ways).
 #[inline(always)]
 fn max_kept<Sm: Simd>(simd: Sm, acc: Sm::f64s, x: Sm::f64s) -> Sm::f64s {
-    simd.select_f64s(simd.greater_than_f64s(x, acc), x, acc)
+    simd.max_f64s(x, acc)
 }
 
 /// [`VjpAccuracy::over`] over every allowed arc (`live` `None`) when the
@@ -1166,6 +1156,9 @@ impl WithSimd for OverF64<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Estimates {
+        if self.n1 <= Sm::F64_LANES {
+            return over_f64_body(pulp::Scalar::new(), self);
+        }
         over_f64_body(simd, self)
     }
 }
@@ -1238,8 +1231,8 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         simd.splat_f64s(0.5),
     );
     let none = simd.greater_than_f64s(zero, zero);
-    for (at, width) in column_blocks(n, Sm::F64_LANES) {
-        let load = |m: &[f64], k: usize| load_lanes(simd, m, k, width);
+    for at in column_blocks(n, Sm::F64_LANES) {
+        let load = |m: &[f64], k: usize| load_lanes(simd, m, k);
         let diagonal = load(diagonal, at);
         let words = load(words, at);
         let (mut heads_v, mut squares_v, mut balanced_v, mut top_v) = (zero, zero, zero, zero);
@@ -1259,7 +1252,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             } else {
                 let above = simd.greater_than_f64s(load(mu, row), half);
                 // Only the block holding word `h` has a lane with `m = h`.
-                let above = if h > at && h <= at + width {
+                let above = if h > at && h <= at + Sm::F64_LANES {
                     let other = simd.not_m64s(simd.equal_f64s(words, simd.splat_f64s(h as f64)));
                     simd.and_m64s(other, above)
                 } else {
@@ -1292,18 +1285,18 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             let vr = load(v, row);
             let vv = simd.mul_f64s(vr, vr);
             norms_v = simd.add_f64s(norms_v, simd.select_f64s(counted, vv, zero));
-            let scale = max_kept(simd, scales_v, simd.abs_f64s(load(cs, row)));
-            scales_v = simd.select_f64s(counted, scale, scales_v);
+            let scale = simd.select_f64s(counted, simd.abs_f64s(load(cs, row)), zero);
+            scales_v = max_kept(simd, scales_v, scale);
             // An arc not allowed has size `+0` (or NaN), which moves no maximum.
             largests_v = max_kept(simd, largests_v, size);
         }
-        store_lanes(simd, heads, at, width, heads_v);
-        store_lanes(simd, squares, at, width, squares_v);
-        store_lanes(simd, balanced, at, width, balanced_v);
-        store_lanes(simd, top_size, at, width, top_v);
-        store_lanes(simd, norms, at, width, norms_v);
-        store_lanes(simd, scales, at, width, scales_v);
-        store_lanes(simd, largests, at, width, largests_v);
+        store_lanes(simd, heads, at, heads_v);
+        store_lanes(simd, squares, at, squares_v);
+        store_lanes(simd, balanced, at, balanced_v);
+        store_lanes(simd, top_size, at, top_v);
+        store_lanes(simd, norms, at, norms_v);
+        store_lanes(simd, scales, at, scales_v);
+        store_lanes(simd, largests, at, largests_v);
     }
     let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for j in 0..n {
