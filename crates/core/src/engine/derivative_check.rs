@@ -896,7 +896,12 @@ fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
 /// sweep is branch-free, explicit `pulp` vectors down the rows of a block
 /// of columns. `O(n²)`, one allocation for the state besides the result.
 /// At `n = 36` the centring and the estimate (`over_f64`) together went
-/// from 28.5% to N% of `op_loop grad_entropy 36 20000 0 f64` (perf).
+/// from 28.2% to 11.3% of the call (`perf record -e cpu-clock` of
+/// `cargo run --release -p spantree-bench --example op_loop --
+/// grad_entropy 36 20000 0 f64`, AVX-512, a busy machine), and per call
+/// from 81k to 43k instructions and 97k to 40k (`valgrind
+/// --tool=callgrind`, AVX2, inclusive, memset counted as callgrind counts
+/// it).
 fn centred_f64(seed: &[f64], w: &[f64], mu: &[f64], n1: usize, single: bool) -> Vec<f64> {
     Arch::new().dispatch(CentredF64 {
         seed,
@@ -1401,7 +1406,8 @@ mod tests {
 
     /// The sizes `n + 1` of the sweeps: every remainder of the column
     /// blocks (`n + 1` columns for the centring, `n` for the estimate) at
-    /// 1, 4 and 8 lanes, partial blocks, full ones, overlapping ones.
+    /// 1, 4 and 8 lanes: fewer columns than lanes (the scalar path), whole
+    /// blocks, a last block overlapping the one before.
     const SIZES: [usize; 20] = [
         1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 33, 36, 37, 38,
     ];
@@ -1531,8 +1537,8 @@ mod tests {
     }
 
     /// An `f64` body under the scalar instruction set and each one of the
-    /// machine (`V3`, 4 lanes; `V4`, 8): the partial, full and overlapping
-    /// blocks of every width.
+    /// machine (`V3`, 4 lanes; `V4`, 8): the whole and overlapping blocks
+    /// of every width, and the scalar path below one vector.
     fn by_lanes<Op: WithSimd + Copy>(op: Op) -> Vec<Op::Output> {
         #[allow(unused_mut)]
         let mut out = vec![Simd::vectorize(pulp::Scalar::new(), op)];
