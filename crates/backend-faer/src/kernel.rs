@@ -177,21 +177,25 @@ fn tiles<S: Simd>(
     debug_assert!(dst.iter().all(|d| d.len() == width));
     debug_assert!(coefs.iter().all(|c| c.len() == count));
     let mut dst = dst;
+    // Passes of at most `max` vectors, as even as possible: `4 · 6`
+    // accumulators, 4 broadcast coefficients and a source vector fill 29 of
+    // AVX-512's 32 registers (AVX2 has 16 in all: two vectors there). Fewer,
+    // wider passes load and broadcast each coefficient fewer times.
+    let max = if lanes >= 8 { 6 } else { 2 };
+    let vectors = width / lanes;
+    let passes = vectors.div_ceil(max);
     let mut start = 0;
-    // Four rows of four vectors fill 16 of AVX-512's 32 registers (AVX2
-    // has 16 in all: two vectors there).
-    if lanes >= 8 {
-        while start + 4 * lanes <= width {
-            row_tile::<S, 4>(simd, &mut dst, coefs, src, count, start, negate);
-            start += 4 * lanes;
+    for pass in 0..passes {
+        let v = (vectors - start / lanes) / (passes - pass);
+        match v {
+            1 => row_tile::<S, 1>(simd, &mut dst, coefs, src, count, start, negate),
+            2 => row_tile::<S, 2>(simd, &mut dst, coefs, src, count, start, negate),
+            3 => row_tile::<S, 3>(simd, &mut dst, coefs, src, count, start, negate),
+            4 => row_tile::<S, 4>(simd, &mut dst, coefs, src, count, start, negate),
+            5 => row_tile::<S, 5>(simd, &mut dst, coefs, src, count, start, negate),
+            _ => row_tile::<S, 6>(simd, &mut dst, coefs, src, count, start, negate),
         }
-    }
-    while start + 2 * lanes <= width {
-        row_tile::<S, 2>(simd, &mut dst, coefs, src, count, start, negate);
-        start += 2 * lanes;
-    }
-    if start < width {
-        row_tile::<S, 1>(simd, &mut dst, coefs, src, count, start, negate);
+        start += v * lanes;
     }
 }
 

@@ -717,8 +717,28 @@ impl WithSimd for Run<'_> {
                 if cols == 0 || inner == 0 {
                     return;
                 }
-                let items = out.chunks_exact_mut(cols).zip(b.chunks_exact(inner));
-                update_rows(simd, items, rows(x, cols), false);
+                if cols % S::F64_LANES == 0 {
+                    let items = out.chunks_exact_mut(cols).zip(b.chunks_exact(inner));
+                    update_rows(simd, items, rows(x, cols), false);
+                    return;
+                }
+                // Rows that are not whole vectors: `X` padded with zeros to
+                // whole vectors once, and `ROWS` rows of the product formed
+                // in a padded scratch through the multi-row tiles (the same
+                // sums per entry as row by row, without masked tails), then
+                // copied out.
+                let (xs, padded) = padded_rows(x, cols);
+                let mut scratch = vec![0.0; ROWS * padded];
+                let groups = out.chunks_mut(ROWS * cols).zip(b.chunks(ROWS * inner));
+                for (out, b) in groups {
+                    let scratch = &mut scratch[..b.len() / inner * padded];
+                    scratch.fill(0.0);
+                    let items = scratch.chunks_exact_mut(padded).zip(b.chunks_exact(inner));
+                    update_rows(simd, items, rows(&xs, padded), false);
+                    for (o, y) in out.chunks_exact_mut(cols).zip(scratch.chunks_exact(padded)) {
+                        o.copy_from_slice(&y[..cols]);
+                    }
+                }
             }
             Task::ProductTransposed {
                 out,
@@ -731,20 +751,29 @@ impl WithSimd for Run<'_> {
                     return;
                 }
                 let r = b.len() / inner;
-                let mut scratch = vec![0.0; ROWS * cols];
+                // Rows of `X` padded to whole vectors if they are not (the
+                // multi-row tiles, no masked tails; the same sums).
+                let (xs, padded) = if cols % S::F64_LANES == 0 {
+                    (std::borrow::Cow::Borrowed(x), cols)
+                } else {
+                    let (xs, padded) = padded_rows(x, cols);
+                    (std::borrow::Cow::Owned(xs), padded)
+                };
+                let x = &*xs;
+                let mut scratch = vec![0.0; ROWS * padded];
                 let mut groups = b.chunks_exact(ROWS * inner);
                 for (g, group) in (&mut groups).enumerate() {
                     scratch.fill(0.0);
                     let items = scratch
-                        .chunks_exact_mut(cols)
+                        .chunks_exact_mut(padded)
                         .zip(group.chunks_exact(inner));
-                    update_rows(simd, items, rows(x, cols), false);
+                    update_rows(simd, items, rows(x, padded), false);
                     // Row `i = g·ROWS + t` of `B X` is column `i` of the
                     // result: the group's rows fill `ROWS` adjacent entries
                     // of each of its rows.
                     let at = g * ROWS;
-                    let (ab, cd) = scratch.split_at(2 * cols);
-                    let ((a, b), (c, d)) = (ab.split_at(cols), cd.split_at(cols));
+                    let (ab, cd) = scratch.split_at(2 * padded);
+                    let ((a, b), (c, d)) = (ab.split_at(padded), cd.split_at(padded));
                     let columns = a.iter().zip(b).zip(c.iter().zip(d));
                     for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
                         o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
@@ -753,9 +782,9 @@ impl WithSimd for Run<'_> {
                 // The last rows one at a time, each stored down a column.
                 let done = r - r % ROWS;
                 for (i, row) in groups.remainder().chunks_exact(inner).enumerate() {
-                    let y = &mut scratch[..cols];
+                    let y = &mut scratch[..padded];
                     y.fill(0.0);
-                    update(simd, y, row, rows(x, cols), false);
+                    update(simd, y, row, rows(x, padded), false);
                     for (o, y) in out[done + i..].iter_mut().step_by(r).zip(&*y) {
                         *o = *y;
                     }
@@ -763,6 +792,18 @@ impl WithSimd for Run<'_> {
             }
         }
     }
+}
+
+/// The row-major `x` (rows of `cols`) with each row padded with zeros to
+/// a multiple of [`PAD`] columns, and that padded width. `O(|x|)`.
+fn padded_rows(x: &[f64], cols: usize) -> (Vec<f64>, usize) {
+    let padded = cols.next_multiple_of(PAD);
+    let mut xs = Vec::with_capacity(x.len() / cols * padded);
+    for row in x.chunks_exact(cols) {
+        xs.extend_from_slice(row);
+        xs.resize(xs.len() + padded - cols, 0.0);
+    }
+    (xs, padded)
 }
 
 /// The row stride of the factors of an `n × n` matrix: `n` rounded up to
@@ -1113,6 +1154,106 @@ mod tests {
                         "{r}×{n}×{c} ({i}, {k})"
                     );
                 }
+            }
+        }
+    }
+
+    /// The product stores the plain loop's sums, bit for bit, on widths
+    /// that are whole vectors and on those that are not (padded through a
+    /// scratch since session 17), with a last group of fewer than four rows
+    /// and an all-zero row of `B`: every entry of `B X` is
+    /// `fma(b_il, x_lk, ·)` in the order of `l` from `+0`.
+    #[test]
+    fn product_is_the_plain_loop() {
+        for (r, n, c) in [
+            (1, 1, 1),
+            (3, 2, 5),
+            (4, 4, 4),
+            (10, 10, 10),
+            (9, 16, 16),
+            (36, 36, 36),
+            (37, 40, 37),
+            (13, 7, 24),
+            (6, 5, 13),
+        ] {
+            let mut next = uniform(11 + (r * 100 + n * 10 + c) as u64);
+            let lu = PlainLu::new(1, &[1.0]);
+            let mut b = Matrix::from_fn(r, n, |_, _| next() - 0.5);
+            for l in 0..n {
+                b[(r / 2, l)] = 0.0;
+            }
+            let x = Matrix::from_fn(n, c, |_, _| next() - 0.5);
+            let scalar = PlainLu {
+                arch: Arch::Scalar,
+                ..lu.clone()
+            };
+            for lu in [&lu, &scalar] {
+                let got = lu.matmul(&b, &x);
+                for i in 0..r {
+                    for k in 0..c {
+                        let expected =
+                            (0..n).fold(0.0f64, |acc, l| b[(i, l)].mul_add(x[(l, k)], acc));
+                        assert_eq!(
+                            got[(i, k)].to_bits(),
+                            expected.to_bits(),
+                            "{r}×{n}×{c} ({i}, {k}) {:?}",
+                            lu.arch
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The solve on right-hand sides that are not whole vectors is
+    /// substitution row by row, bit for bit:
+    /// the row swaps, forward `x_i −= l_ir x_r` for `r = 0..i`, backward
+    /// `x_i −= u_ir x_r` for `r = i + 1..n` then `x_i / u_ii` (correctly
+    /// rounded), each term one fused multiply-add, on dense random
+    /// matrices (pivoting), on the detected and the scalar instruction set.
+    #[test]
+    fn solve_is_row_by_row_substitution() {
+        let mut next = uniform(0x50_1e);
+        for (n, k) in [(5, 3), (17, 9), (20, 1), (36, 36), (40, 37), (33, 13)] {
+            let a: Vec<f64> = (0..n * n).map(|_| 2.0 * next() - 1.0).collect();
+            let rhs = Matrix::from_fn(n, k, |_, _| next() - 0.5);
+            let lu = PlainLu::new(n, &a);
+            let (s, f) = (lu.stride, &lu.lu);
+            let mut x = rhs.clone();
+            for (i, &p) in lu.swaps.iter().enumerate() {
+                for j in 0..k {
+                    let (a, b) = (x[(i, j)], x[(p, j)]);
+                    x[(i, j)] = b;
+                    x[(p, j)] = a;
+                }
+            }
+            for i in 0..n {
+                for r in 0..i {
+                    for j in 0..k {
+                        x[(i, j)] = (-f[i * s + r]).mul_add(x[(r, j)], x[(i, j)]);
+                    }
+                }
+            }
+            for i in (0..n).rev() {
+                for r in i + 1..n {
+                    for j in 0..k {
+                        x[(i, j)] = (-f[i * s + r]).mul_add(x[(r, j)], x[(i, j)]);
+                    }
+                }
+                for j in 0..k {
+                    x[(i, j)] /= f[i * s + i];
+                }
+            }
+            let scalar = PlainLu {
+                arch: Arch::Scalar,
+                ..lu.clone()
+            };
+            for lu in [&lu, &scalar] {
+                let mut got = rhs.clone();
+                lu.solve(&mut got);
+                let bits =
+                    |m: &Matrix<f64>| m.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&x), "n = {n}, k = {k}, {:?}", lu.arch);
             }
         }
     }
