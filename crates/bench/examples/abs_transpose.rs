@@ -1,5 +1,5 @@
 //! Times ways to form |X|ᵀ of an `n × n` row-major matrix (the first step
-//! of the `f64` derivative check's estimate): `check17_transpose [N] [REPS]`.
+//! of the `f64` derivative check's estimate): `abs_transpose [N] [REPS]`.
 
 use std::hint::black_box;
 use std::time::Instant;
