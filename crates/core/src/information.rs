@@ -681,13 +681,9 @@ mod tests {
     use super::*;
 
     /// A deterministic stream in `[0, 1)`.
-    fn uniform(mut s: u64) -> impl FnMut() -> f64 {
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        }
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut stream = crate::testing::stream(seed);
+        move || 0.5 * (stream() + 1.0)
     }
 
     /// The vector path adds the same terms to the same partial sums as the

@@ -1203,7 +1203,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
     // |X|ᵀ row by row, each read down a column of `X` (written in turn:
     // 4.5 instructions an entry against 9 for the scatter down the columns
     // of |X|ᵀ, `valgrind --tool=callgrind` on `cargo run --release -p
-    // spantree-bench --example check17_transpose 36 1000`).
+    // spantree-bench --example abs_transpose 36 1000`).
     let mut buf = Vec::with_capacity(n * n + 9 * n);
     for i in 0..n {
         buf.extend(x.chunks_exact(n).map(|xr| xr[i].abs()));
@@ -1328,16 +1328,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
 mod tests {
     use super::*;
 
-    /// A xorshift stream of numbers in `[-1, 1)`.
-    fn stream(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        }
-    }
+    use crate::testing::stream;
 
     /// Weights in their layout (column 0 and the diagonal zero) with
     /// forbidden arcs, seeds with ties, constant columns, NaNs, large

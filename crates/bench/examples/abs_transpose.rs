@@ -1,5 +1,5 @@
 //! Times ways to form |X|ᵀ of an `n × n` row-major matrix (the first step
-//! of the `f64` derivative check's estimate): `check17_transpose [N] [REPS]`.
+//! of the `f64` derivative check's estimate): `abs_transpose [N] [REPS]`.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -22,35 +22,8 @@ fn gather(x: &[f64], xt: &mut [f64], n: usize) {
     }
 }
 
-/// 8 × 8 tiles through a fixed-size array, the edges entry by entry.
-fn tiles(x: &[f64], xt: &mut [f64], n: usize) {
-    const T: usize = 8;
-    let full = n / T * T;
-    for i0 in (0..full).step_by(T) {
-        for j0 in (0..full).step_by(T) {
-            let mut tile = [[0.0f64; T]; T];
-            for (r, row) in tile.iter_mut().enumerate() {
-                row.copy_from_slice(&x[(j0 + r) * n + i0..][..T]);
-            }
-            for c in 0..T {
-                let out: &mut [f64; T] = (&mut xt[(i0 + c) * n + j0..][..T]).try_into().unwrap();
-                for r in 0..T {
-                    out[r] = tile[r][c].abs();
-                }
-            }
-        }
-    }
-    for i in 0..n {
-        let js = if i < full { full } else { 0 };
-        for j in js..n {
-            xt[i * n + j] = x[j * n + i].abs();
-        }
-    }
-}
-
-/// 4 × 4 tiles through a fixed-size array, the edges entry by entry.
-fn tiles4(x: &[f64], xt: &mut [f64], n: usize) {
-    const T: usize = 4;
+/// `T × T` tiles through a fixed-size array, the edges entry by entry.
+fn tiles<const T: usize>(x: &[f64], xt: &mut [f64], n: usize) {
     let full = n / T * T;
     for i0 in (0..full).step_by(T) {
         for j0 in (0..full).step_by(T) {
@@ -109,8 +82,8 @@ fn main() {
         ("scatter", scatter),
         ("gather", gather),
         ("gather4", gather4),
-        ("tiles8", tiles),
-        ("tiles4", tiles4),
+        ("tiles8", tiles::<8>),
+        ("tiles4", tiles::<4>),
     ];
     for (name, f) in ways {
         let mut xt = vec![0.0; n * n];
