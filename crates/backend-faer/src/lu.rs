@@ -147,6 +147,36 @@ impl Lu {
         }
     }
 
+    /// `X B X` for `X = A⁻¹`, or its transpose, from the factors: on the
+    /// plain kernel `(A⁻¹ B) X` by a solve and one product that writes its
+    /// rows as rows or as columns; on faer its blocked sandwich. `4n³` flops.
+    fn sandwich(
+        &self,
+        x: &Matrix<f64>,
+        mut b: Matrix<f64>,
+        transposed: bool,
+    ) -> Result<Matrix<f64>, Numerical> {
+        self.check()?;
+        Ok(match &self.factors {
+            Factors::Plain(f) => {
+                f.solve(&mut b);
+                if transposed {
+                    f.matmul_transposed(&b, x)
+                } else {
+                    f.matmul(&b, x)
+                }
+            }
+            Factors::Faer(f) => {
+                let y = f.inverse_sandwich(x, &b);
+                if transposed {
+                    y.transpose()
+                } else {
+                    y
+                }
+            }
+        })
+    }
+
     /// `det A` with its binary exponent apart; zero at the first zero pivot.
     fn scaled_det(&self) -> Scaled {
         let mut det = Scaled::ONE;
@@ -311,46 +341,27 @@ impl Factorization for Lu {
 
     /// `X B X` for `X = A⁻¹`: on faer's kernel, its blocked solve and
     /// product; on the plain one, a solve and a row-major product through
-    /// the same SIMD kernel. `4n³`
-    /// flops.
+    /// the same SIMD kernel ([`Lu::sandwich`]). `4n³` flops.
     ///
     /// # Errors
     /// [`Numerical::Singular`] at the first zero pivot.
-    fn inverse_sandwich(
-        &self,
-        x: &Matrix<f64>,
-        mut b: Matrix<f64>,
-    ) -> Result<Matrix<f64>, Numerical> {
-        self.check()?;
-        Ok(match &self.factors {
-            Factors::Plain(f) => {
-                f.solve(&mut b);
-                f.matmul(&b, x)
-            }
-            Factors::Faer(f) => f.inverse_sandwich(x, &b),
-        })
+    fn inverse_sandwich(&self, x: &Matrix<f64>, b: Matrix<f64>) -> Result<Matrix<f64>, Numerical> {
+        self.sandwich(x, b, false)
     }
 
-    /// `(X B X)ᵀ`, the same entries as `inverse_sandwich` bit for bit: on the plain kernel
-    /// the product stores its rows as columns as it forms them
-    /// (`PlainLu::matmul_transposed`, no transpose after it); on faer the
-    /// sandwich transposed. `4n³` flops.
+    /// `(X B X)ᵀ`, the same entries as `inverse_sandwich` bit for bit: on
+    /// the plain kernel the product stores its rows as columns as it forms
+    /// them (`PlainLu::matmul_transposed`, no transpose after it); on faer
+    /// the sandwich transposed ([`Lu::sandwich`]). `4n³` flops.
     ///
     /// # Errors
     /// [`Numerical::Singular`] at the first zero pivot.
     fn inverse_sandwich_transposed(
         &self,
         x: &Matrix<f64>,
-        mut b: Matrix<f64>,
+        b: Matrix<f64>,
     ) -> Result<Matrix<f64>, Numerical> {
-        self.check()?;
-        Ok(match &self.factors {
-            Factors::Plain(f) => {
-                f.solve(&mut b);
-                f.matmul_transposed(&b, x)
-            }
-            Factors::Faer(f) => f.inverse_sandwich(x, &b).transpose(),
-        })
+        self.sandwich(x, b, true)
     }
 
     /// `adj A`, defined for every `A` (`A · adj A = det A · I`).

@@ -167,6 +167,7 @@ impl PlainLu {
             inner: b.cols(),
             x: x.as_slice(),
             cols: x.cols(),
+            transposed: false,
         });
         out
     }
@@ -180,12 +181,13 @@ impl PlainLu {
     pub(crate) fn matmul_transposed(&self, b: &Matrix<f64>, x: &Matrix<f64>) -> Matrix<f64> {
         let (r, cols) = (b.rows(), x.cols());
         let mut out = vec![0.0; r * cols];
-        self.run(Task::ProductTransposed {
+        self.run(Task::Product {
             out: &mut out,
             b: b.as_slice(),
             inner: b.cols(),
             x: x.as_slice(),
             cols,
+            transposed: true,
         });
         Matrix::from_row_major(cols, r, out)
     }
@@ -670,19 +672,14 @@ enum Task<'a> {
     Inverse {
         x: &'a mut [f64],
     },
+    /// `B X`, stored row by row, or `(B X)ᵀ` (`transposed`).
     Product {
         out: &'a mut [f64],
         b: &'a [f64],
         inner: usize,
         x: &'a [f64],
         cols: usize,
-    },
-    ProductTransposed {
-        out: &'a mut [f64],
-        b: &'a [f64],
-        inner: usize,
-        x: &'a [f64],
-        cols: usize,
+        transposed: bool,
     },
 }
 
@@ -713,80 +710,59 @@ impl WithSimd for Run<'_> {
                 inner,
                 x,
                 cols,
+                transposed,
             } => {
                 if cols == 0 || inner == 0 {
                     return;
                 }
-                if cols % S::F64_LANES == 0 {
+                let whole = cols % S::F64_LANES == 0;
+                if whole && !transposed {
                     let items = out.chunks_exact_mut(cols).zip(b.chunks_exact(inner));
                     update_rows(simd, items, rows(x, cols), false);
                     return;
                 }
-                // Rows that are not whole vectors: `X` padded with zeros to
-                // whole vectors once, and `ROWS` rows of the product formed
-                // in a padded scratch through the multi-row tiles (the same
-                // sums per entry as row by row, without masked tails), then
-                // copied out.
-                let (xs, padded) = padded_rows(x, cols);
-                let mut scratch = vec![0.0; ROWS * padded];
-                let groups = out.chunks_mut(ROWS * cols).zip(b.chunks(ROWS * inner));
-                for (out, b) in groups {
-                    let scratch = &mut scratch[..b.len() / inner * padded];
-                    scratch.fill(0.0);
-                    let items = scratch.chunks_exact_mut(padded).zip(b.chunks_exact(inner));
-                    update_rows(simd, items, rows(&xs, padded), false);
-                    for (o, y) in out.chunks_exact_mut(cols).zip(scratch.chunks_exact(padded)) {
-                        o.copy_from_slice(&y[..cols]);
-                    }
-                }
-            }
-            Task::ProductTransposed {
-                out,
-                b,
-                inner,
-                x,
-                cols,
-            } => {
-                if cols == 0 || inner == 0 {
-                    return;
-                }
+                // `ROWS` rows of `B X` at a time in a scratch through the
+                // multi-row tiles, `X` padded with zeros to whole vectors
+                // once if its rows are not (no masked tails; the same sums
+                // per entry as row by row), then stored as rows of the
+                // result or, transposed, as its columns.
                 let r = b.len() / inner;
-                // Rows of `X` padded to whole vectors if they are not (the
-                // multi-row tiles, no masked tails; the same sums).
-                let (xs, padded) = if cols % S::F64_LANES == 0 {
+                let (xs, padded) = if whole {
                     (std::borrow::Cow::Borrowed(x), cols)
                 } else {
                     let (xs, padded) = padded_rows(x, cols);
                     (std::borrow::Cow::Owned(xs), padded)
                 };
-                let x = &*xs;
                 let mut scratch = vec![0.0; ROWS * padded];
-                let mut groups = b.chunks_exact(ROWS * inner);
-                for (g, group) in (&mut groups).enumerate() {
+                for (g, group) in b.chunks(ROWS * inner).enumerate() {
+                    let scratch = &mut scratch[..group.len() / inner * padded];
                     scratch.fill(0.0);
                     let items = scratch
                         .chunks_exact_mut(padded)
                         .zip(group.chunks_exact(inner));
-                    update_rows(simd, items, rows(x, padded), false);
-                    // Row `i = g·ROWS + t` of `B X` is column `i` of the
-                    // result: the group's rows fill `ROWS` adjacent entries
-                    // of each of its rows.
+                    update_rows(simd, items, rows(&xs, padded), false);
                     let at = g * ROWS;
-                    let (ab, cd) = scratch.split_at(2 * padded);
-                    let ((a, b), (c, d)) = (ab.split_at(padded), cd.split_at(padded));
-                    let columns = a.iter().zip(b).zip(c.iter().zip(d));
-                    for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
-                        o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
-                    }
-                }
-                // The last rows one at a time, each stored down a column.
-                let done = r - r % ROWS;
-                for (i, row) in groups.remainder().chunks_exact(inner).enumerate() {
-                    let y = &mut scratch[..padded];
-                    y.fill(0.0);
-                    update(simd, y, row, rows(x, padded), false);
-                    for (o, y) in out[done + i..].iter_mut().step_by(r).zip(&*y) {
-                        *o = *y;
+                    if !transposed {
+                        let out = out[at * cols..].chunks_exact_mut(cols);
+                        for (o, y) in out.zip(scratch.chunks_exact(padded)) {
+                            o.copy_from_slice(&y[..cols]);
+                        }
+                    } else if scratch.len() == ROWS * padded {
+                        // Row `at + t` of `B X` is column `at + t` of the
+                        // result: a whole group fills `ROWS` adjacent
+                        // entries of each of its rows.
+                        let (ab, cd) = scratch.split_at(2 * padded);
+                        let ((a, b), (c, d)) = (ab.split_at(padded), cd.split_at(padded));
+                        let columns = a.iter().zip(b).zip(c.iter().zip(d));
+                        for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
+                            o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
+                        }
+                    } else {
+                        for (t, y) in scratch.chunks_exact(padded).enumerate() {
+                            for (o, y) in out[at + t..].iter_mut().step_by(r).zip(&y[..cols]) {
+                                *o = *y;
+                            }
+                        }
                     }
                 }
             }
