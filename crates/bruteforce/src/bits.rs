@@ -96,8 +96,11 @@ pub fn entrywise_bits(found: &[f64], exact: &[f64]) -> f64 {
 /// assert_eq!(normwise_and_entrywise_bits(&[f64::NAN, 0.5, 1e-9], &exact), (0.0, 0.0));
 /// ```
 pub fn normwise_and_entrywise_bits(found: &[f64], exact: &[f64]) -> (f64, f64) {
-    (
-        normwise_bits(found, exact).max(0.0).min(53.0),
-        entrywise_bits(found, exact),
-    )
+    let norm = normwise_bits(found, exact);
+    let norm = if norm.is_nan() {
+        0.0
+    } else {
+        norm.clamp(0.0, 53.0)
+    };
+    (norm, entrywise_bits(found, exact))
 }
