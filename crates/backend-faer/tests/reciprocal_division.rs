@@ -12,10 +12,10 @@
 //! Precisions 3 to 11 run by default (1.4 million pairs). Higher ones:
 //! `RECIPROCAL_DIVISION_PRECISION=16 cargo test --release -p spantree-faer
 //! --test reciprocal_division -- --nocapture` (precision 16: 1.1 billion
-//! pairs, about five minutes). Through 16, every `q'` is correctly rounded,
-//! and `q` is more than an ulp off (its residual inexact) in about 0.2% of
-//! the pairs (2,391 of 1,048,576 at precision 11; 432,734 of 268,435,456 at
-//! 15). At precision 53, `scale_is_division` in `plain.rs` checks the
+//! pairs, a minute or two of CPU). Through 16, every `q'` is correctly
+//! rounded, and `q` is more than an ulp off (its residual inexact) in about
+//! 0.2% of the pairs (2,391 of 1,048,576 at precision 11; 1,702,833 of
+//! 1,073,741,824 at 16). At precision 53, `scale_is_division` in `plain.rs` checks the
 //! division itself against `/`. This is evidence, not a proof, that the
 //! scheme is correctly rounded at 53 bits.
 
