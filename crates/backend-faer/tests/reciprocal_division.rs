@@ -15,9 +15,9 @@
 //! pairs, a minute or two of CPU). Through 16, every `q'` is correctly
 //! rounded, and `q` is more than an ulp off (its residual inexact) in about
 //! 0.2% of the pairs (2,391 of 1,048,576 at precision 11; 1,702,833 of
-//! 1,073,741,824 at 16). At precision 53, `scale_is_division` in `plain.rs` checks the
-//! division itself against `/`. This is evidence, not a proof, that the
-//! scheme is correctly rounded at 53 bits.
+//! 1,073,741,824 at 16). At precision 53, `scale_is_division` in
+//! `plain.rs` checks the division itself against `/`. This is evidence,
+//! not a proof, that the scheme is correctly rounded at 53 bits.
 
 /// A number `m · 2^e` of the format, `|m| ∈ [2^(p−1), 2^p)`, or `(0, 0)`.
 type Float = (i128, i32);
