@@ -37,6 +37,7 @@
 //! KL (both arguments), with the correct bits, against `HighPrecision<256>`,
 //! that each refused gradient kept (a false refusal keeps 45 or more).
 
+use spantree_bruteforce::bits::normwise_and_entrywise_bits as bits;
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{
     ArcFeatures, ArcRef, Engine, Error, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting,
@@ -233,32 +234,6 @@ where
                 .map(|v| v.iter().map(Scalar::to_f64).collect()),
         ),
     ]
-}
-
-/// `(norm-wise bits, fewest bits over entries ≥ 1e-8 of the largest)`.
-fn bits(found: &[f64], exact: &[f64]) -> (f64, f64) {
-    let largest = exact.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-    let (mut diff, mut norm, mut worst) = (0.0, 0.0, 53.0f64);
-    for (a, e) in found.iter().zip(exact) {
-        let d = if a.is_nan() {
-            f64::INFINITY
-        } else {
-            (a - e).abs()
-        };
-        diff += d * d;
-        norm += e * e;
-        if e.abs() >= 1e-8 * largest && e.abs() > 0.0 {
-            worst = worst.min((-(d / e.abs()).log2()).clamp(0.0, 53.0));
-        }
-    }
-    let normwise = if diff == 0.0 {
-        53.0
-    } else if norm == 0.0 {
-        0.0
-    } else {
-        (-(diff.sqrt() / norm.sqrt()).log2()).clamp(0.0, 53.0)
-    };
-    (normwise, worst)
 }
 
 fn cell(found: &[(&'static str, Out)], exact: &[(&'static str, Out)], which: &[&str]) -> String {

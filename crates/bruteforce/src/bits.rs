@@ -84,3 +84,23 @@ pub fn entrywise_bits(found: &[f64], exact: &[f64]) -> f64 {
         })
         .fold(53.0, f64::min)
 }
+
+/// `(norm-wise, entry-wise)` correct bits, as the accuracy tables score an
+/// answer: [`normwise_bits`] clamped to `0..=53` (a NaN answer keeps `0`)
+/// and [`entrywise_bits`].
+///
+/// ```
+/// use spantree_bruteforce::bits::normwise_and_entrywise_bits;
+/// let exact = [1.0, 0.5, 1e-9];
+/// assert_eq!(normwise_and_entrywise_bits(&exact, &exact), (53.0, 53.0));
+/// assert_eq!(normwise_and_entrywise_bits(&[f64::NAN, 0.5, 1e-9], &exact), (0.0, 0.0));
+/// ```
+pub fn normwise_and_entrywise_bits(found: &[f64], exact: &[f64]) -> (f64, f64) {
+    let norm = normwise_bits(found, exact);
+    let norm = if norm.is_nan() {
+        0.0
+    } else {
+        norm.clamp(0.0, 53.0)
+    };
+    (norm, entrywise_bits(found, exact))
+}

@@ -7,6 +7,7 @@
 //! ≈ `2^{−433}` below the largest, and dense LU at this precision keeps
 //! `1216 − 2·433 > 300` bits there).
 
+use spantree_bruteforce::bits::normwise_and_entrywise_bits as bits;
 use spantree_bruteforce::random::{self, SplitMix64};
 use spantree_core::{
     ArcFeatures, ArcRef, Engine, Error, Graph, Inaccuracy, Matrix, Model, Numerical, Rooting,
@@ -177,24 +178,6 @@ where
                 .map(|v| v.iter().map(Scalar::to_f64).collect()),
         ),
     ]
-}
-
-/// `(norm-wise, entry-wise)` correct bits: `−log₂(‖a − e‖ / ‖e‖)`, and the
-/// fewest `−log₂(|a − e| / |e|)` over the entries `|e| ≥ 1e-8 max |e|`.
-fn bits(found: &[f64], exact: &[f64]) -> (f64, f64) {
-    let largest = exact.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-    let (mut diff, mut norm, mut fewest) = (0.0, 0.0, 53.0f64);
-    for (a, e) in found.iter().zip(exact) {
-        diff += (a - e) * (a - e);
-        norm += e * e;
-        if *e != 0.0 && e.abs() >= 1e-8 * largest {
-            fewest = fewest.min((-((a - e).abs() / e.abs()).log2()).min(53.0));
-        }
-    }
-    if diff == 0.0 {
-        return (53.0, fewest);
-    }
-    ((-(diff.sqrt() / norm.sqrt()).log2()).min(53.0), fewest)
 }
 
 /// The bars of one engine: norm-wise bits of every derivative, and
