@@ -183,28 +183,47 @@ impl<E: Engine> Model<E> {
                 found: a.len(),
             });
         }
-        let n = self.n();
-        let n1 = n + 1;
         let labels = self.labels();
-        let mut seeds = vec![Matrix::zeros(n1, n1); labels];
+        for (arc, _) in r.entries() {
+            arc_of(self.n(), labels, *arc)?;
+        }
+        Ok(self.contract_checked(r, a))
+    }
+
+    /// [`Model::contract_features`] for features whose arcs are known to
+    /// be arcs of this graph, and `a.len() = dim` (an entry naming a label
+    /// or coefficient out of range is skipped). `O(R')`.
+    pub(crate) fn contract_checked(
+        &self,
+        r: &ArcFeatures<E::Scalar>,
+        a: &[E::Scalar],
+    ) -> Vec<Matrix<E::Scalar>> {
+        let n1 = self.n() + 1;
+        let mut seeds = vec![Matrix::zeros(n1, n1); self.labels()];
         for (arc, values) in r.entries() {
-            arc_of(n, labels, *arc)?;
             let mut g = E::Scalar::zero();
             for (i, v) in values {
-                g += a[*i].clone() * v.clone();
+                if let Some(a) = a.get(*i) {
+                    g += a.clone() * v.clone();
+                }
             }
             let k = arc.head * n1 + arc.dependent;
-            // `arc_of` has checked `l < labels`.
             match arc.label {
-                Some(l) => seeds[l].as_mut_slice()[k] += g,
+                Some(l) => {
+                    if let Some(x) = seeds.get_mut(l).and_then(|s| s.as_mut_slice().get_mut(k)) {
+                        *x += g;
+                    }
+                }
                 None => {
                     for seed in &mut seeds {
-                        seed.as_mut_slice()[k] += &g;
+                        if let Some(x) = seed.as_mut_slice().get_mut(k) {
+                            *x += &g;
+                        }
                     }
                 }
             }
         }
-        Ok(seeds)
+        seeds
     }
 }
 
