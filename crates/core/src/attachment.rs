@@ -144,7 +144,8 @@ impl<E: Engine> Model<E> {
             .into_iter()
             .map(|r| r * two.clone())
             .collect();
-        let seeds = self.contract_features(features, &a)?;
+        // `ge_residual` has checked every arc and the dimension.
+        let seeds = self.contract_checked(features, &a);
         self.label_marginals_vjp(&seeds)
     }
 }
