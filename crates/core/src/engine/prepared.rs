@@ -4,7 +4,7 @@ use std::ops::{Deref, DerefMut, Index, IndexMut};
 
 use crate::error::{ArcRef, Error, Result};
 use crate::graph::{Graph, Potentials};
-use crate::linalg::{exp_difference, exp_row};
+use crate::linalg::{exp_difference, exp_row, exp_rows};
 use crate::matrix::Matrix;
 use crate::scalar::{FromScore, Scalar};
 use pulp::{Arch, Simd, WithSimd};
@@ -460,12 +460,10 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             if exp_row(simd, v, None, out) {
                 suspect = row_suspect(v, out.iter().copied());
             }
-        } else {
-            for (a, out) in v.chunks_exact(n1).zip(out.chunks_exact_mut(n1)) {
-                if exp_row(simd, a, b, out) {
-                    suspect |= row_suspect(a, out.iter().copied());
-                }
-            }
+        } else if exp_rows(simd, v, &shift, out) {
+            // Shifted: the whole matrix in one run too, the shift read at
+            // each vector's column offset (the same bits as row by row).
+            suspect = row_suspect(v, out.iter().copied());
         }
     } else {
         let mut scratch = vec![0.0; 2 * n1];
