@@ -9,7 +9,7 @@ use std::any::Any;
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::graph::Rooting;
-use crate::linalg::{any_lane, exp_vector, no_lane, redo_out_of_range};
+use crate::linalg::exp_row;
 use crate::matrix::Matrix;
 use crate::scalar::Scalar;
 
@@ -60,9 +60,70 @@ struct LaplacianRows<'a> {
 impl WithSimd for LaplacianRows<'_> {
     type Output = ();
 
+    /// Row by row, whole vectors: each row's negation into its Laplacian
+    /// row and its entries into the column sums, the diagonal lane (a
+    /// self-loop) replaced by `−0` (`x + (−0) = x` for every `x`: the sums
+    /// of the definition, bit for bit) with a select rather than by
+    /// splitting the row around it, so that the sums are loaded and stored
+    /// as whole vectors at the same offsets in every row (a load that
+    /// straddles two earlier stores is not forwarded from them and waits
+    /// for them to retire).
     #[inline(always)]
-    fn with_simd<Sm: Simd>(self, _simd: Sm) {
-        laplacian_rows(self.weights, self.n, self.rooting, self.out);
+    fn with_simd<Sm: Simd>(self, simd: Sm) {
+        let LaplacianRows {
+            weights,
+            n,
+            rooting,
+            out,
+        } = self;
+        let n1 = n + 1;
+        let multi = rooting == Rooting::Multi;
+        let lanes = core::mem::size_of::<Sm::f64s>() / core::mem::size_of::<f64>();
+        let mut sums = vec![0.0; n.div_ceil(lanes) * lanes];
+        if n == 0 {
+            return;
+        }
+        let root = &weights[1..n1];
+        if multi {
+            sums[..n].copy_from_slice(root);
+        } else {
+            out[..n].copy_from_slice(root);
+        }
+        let minus_zero = simd.splat_f64s(-0.0);
+        let iota: [f64; 16] = core::array::from_fn(|i| i as f64);
+        let iota = Sm::as_simd_f64s(&iota)
+            .0
+            .first()
+            .copied()
+            .unwrap_or(minus_zero);
+        for h in 1..=n {
+            let (w_v, w_t) = Sm::as_simd_f64s(&weights[h * n1 + 1..(h + 1) * n1]);
+            let tail = simd.partial_load_f64s(w_t);
+            let diagonal = simd.splat_f64s((h - 1) as f64);
+            // Row 0 of the single-root Laplacian holds the root weights.
+            let store = h > 1 || multi;
+            let (s_v, _) = Sm::as_mut_simd_f64s(&mut sums);
+            let (o_v, o_t) = Sm::as_mut_simd_f64s(&mut out[(h - 1) * n..h * n]);
+            let mut o_v = o_v.iter_mut();
+            let mut w_v = w_v.iter();
+            let mut first = 0.0;
+            for s in s_v.iter_mut() {
+                let w = w_v.next().copied().unwrap_or(tail);
+                let lane = simd.add_f64s(iota, simd.splat_f64s(first));
+                first += lanes as f64;
+                let w = simd.select_f64s(simd.equal_f64s(lane, diagonal), minus_zero, w);
+                *s = simd.add_f64s(*s, w);
+                if store {
+                    match o_v.next() {
+                        Some(o) => *o = simd.neg_f64s(w),
+                        None => simd.partial_store_f64s(o_t, simd.neg_f64s(w)),
+                    }
+                }
+            }
+        }
+        for (m, &d) in sums[..n].iter().enumerate().skip(usize::from(!multi)) {
+            out[m * n + m] = d;
+        }
     }
 }
 
@@ -168,18 +229,6 @@ struct ExpLaplacian<'a> {
 impl WithSimd for ExpLaplacian<'_> {
     type Output = ();
 
-    /// Row by row, in two passes over a row buffer of whole vectors: the
-    /// exponentials of the row ([`exp_vector`], what
-    /// [`exp_differences`](crate::linalg::exp_differences) runs; the
-    /// scalar path only for a row with a lane out of its range), then the
-    /// row's negation into its Laplacian row and its entries into the
-    /// column sums, with the diagonal lane (a self-loop) zeroed by a select.
-    /// The buffer and the column sums are read and written as whole
-    /// vectors at the same offsets, so that every load is forwarded from
-    /// the store before it: a scalar store into a row, or a masked store of
-    /// its tail, read back by a vector load, stalls the load until the
-    /// store retires (this cost 0.3 µs of 1.6 at `n = 36`:
-    /// `kernels phases 36`, `phase/fused` before and after session 18).
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
         let ExpLaplacian {
@@ -191,74 +240,46 @@ impl WithSimd for ExpLaplacian<'_> {
             laplacian,
         } = self;
         let n1 = n + 1;
-        let lanes = core::mem::size_of::<S::f64s>() / core::mem::size_of::<f64>();
-        let padded = n.div_ceil(lanes) * lanes;
         // Column sums, in the order of `laplacian`: the root weight first
-        // (multi-root), then the word rows in increasing order. Lanes past
-        // `n` hold padding and are never read.
-        let mut sums = vec![0.0; padded];
-        let mut row = vec![0.0; padded];
-        let zero = simd.splat_f64s(0.0);
-        // The lane indices 0, 1, …, lanes − 1.
-        let iota: [f64; 16] = core::array::from_fn(|i| i as f64);
-        let iota = S::as_simd_f64s(&iota).0.first().copied().unwrap_or(zero);
-        let b = &shift[1..];
-        let (b_v, b_t) = S::as_simd_f64s(b);
-        let b_tail = simd.partial_load_f64s(b_t);
+        // (multi-root), then the word rows in increasing order.
+        let mut sums = vec![0.0; n];
+        let mut scratch = vec![0.0; if weights.is_some() { 0 } else { n }];
         for h in 0..=n {
-            let a = &scores[h * n1 + 1..(h + 1) * n1];
-            let (a_v, a_t) = S::as_simd_f64s(a);
-            let mut bad = no_lane(simd);
-            {
-                let (r_v, _) = S::as_mut_simd_f64s(&mut row);
-                for ((r, &a), &b) in r_v.iter_mut().zip(a_v).zip(b_v) {
-                    *r = exp_vector::<S, true>(simd, a, b, &mut bad);
+            let row = match weights.as_deref_mut() {
+                Some(w) => {
+                    w[h * n1] = 0.0;
+                    &mut w[h * n1 + 1..(h + 1) * n1]
                 }
-                if let (Some(r), false) = (r_v.get_mut(a_v.len()), a_t.is_empty()) {
-                    let a = simd.partial_load_f64s(a_t);
-                    *r = exp_vector::<S, true>(simd, a, b_tail, &mut bad);
-                }
-            }
-            if any_lane(simd, bad) {
-                redo_out_of_range(a, Some(b), &mut row[..n]);
-            }
-            if let Some(w) = weights.as_deref_mut() {
-                let w = &mut w[h * n1..(h + 1) * n1];
-                w[1..].copy_from_slice(&row[..n]);
-                w[0] = 0.0;
-                w[h] = 0.0;
-            }
+                None => &mut scratch[..],
+            };
+            exp_row(
+                simd,
+                &scores[h * n1 + 1..(h + 1) * n1],
+                Some(&shift[1..]),
+                row,
+            );
             if h == 0 {
                 if multi {
-                    sums[..n].copy_from_slice(&row[..n]);
+                    sums.copy_from_slice(row);
                 } else {
-                    laplacian[..n].copy_from_slice(&row[..n]);
+                    laplacian[..n].copy_from_slice(row);
                 }
                 continue;
             }
-            let diagonal = simd.splat_f64s((h - 1) as f64);
-            // Row 0 of the single-root Laplacian holds the root weights.
-            let store = h > 1 || multi;
-            let (r_v, _) = S::as_simd_f64s(&row);
-            let (s_v, _) = S::as_mut_simd_f64s(&mut sums);
-            let (o_v, o_t) = S::as_mut_simd_f64s(&mut laplacian[(h - 1) * n..h * n]);
-            let mut o_v = o_v.iter_mut();
-            let mut first = 0.0;
-            for (&e, s) in r_v.iter().zip(s_v.iter_mut()) {
-                let lane = simd.add_f64s(iota, simd.splat_f64s(first));
-                first += lanes as f64;
-                let e = simd.select_f64s(simd.equal_f64s(lane, diagonal), zero, e);
-                *s = simd.add_f64s(*s, e);
-                if store {
-                    match o_v.next() {
-                        Some(o) => *o = simd.neg_f64s(e),
-                        None => simd.partial_store_f64s(o_t, simd.neg_f64s(e)),
-                    }
+            row[h - 1] = 0.0;
+            if h == 1 && !multi {
+                // Row 0 of the single-root Laplacian holds the root weights.
+                sums.iter_mut().zip(&*row).for_each(|(s, &w)| *s += w);
+            } else {
+                let out = &mut laplacian[(h - 1) * n..h * n];
+                for ((o, s), &w) in out.iter_mut().zip(sums.iter_mut()).zip(&*row) {
+                    *o = -w;
+                    *s += w;
                 }
             }
         }
         let first = usize::from(!multi);
-        for (m, &s) in sums[..n].iter().enumerate().skip(first) {
+        for (m, &s) in sums.iter().enumerate().skip(first) {
             laplacian[m * n + m] = s;
         }
     }

@@ -205,7 +205,7 @@ pub(crate) fn any_lane<S: Simd>(simd: S, mask: S::m64s) -> bool {
 /// (`b = None` is `0`) for the lanes whose `a − b` is outside
 /// `[LOW, HIGH]` (or NaN) with `a ≠ −∞`, the others left as the vector
 /// path wrote them. `O(len)`.
-pub(crate) fn redo_out_of_range(a: &[f64], b: Option<&[f64]>, out: &mut [f64]) {
+fn redo_out_of_range(a: &[f64], b: Option<&[f64]>, out: &mut [f64]) {
     for (i, (&a, o)) in a.iter().zip(out.iter_mut()).enumerate() {
         let b = b.map_or(0.0, |b| b[i]);
         if !(LOW..=HIGH).contains(&(a - b)) && a != f64::NEG_INFINITY {
@@ -373,6 +373,65 @@ mod tests {
                 out: &mut out,
             });
             check(&a, &b, &out);
+        }
+    }
+
+    struct Rows<'a> {
+        a: &'a [f64],
+        b: &'a [f64],
+        out: &'a mut [f64],
+    }
+
+    impl WithSimd for Rows<'_> {
+        type Output = bool;
+
+        fn with_simd<S: Simd>(self, simd: S) -> bool {
+            exp_rows(simd, self.a, self.b, self.out)
+        }
+    }
+
+    /// The one run over a matrix against `f64::exp` (through
+    /// [`exp_difference`]) entry by entry, and bit for bit against
+    /// [`exp_row`] row by row (the path it replaces), for every row length
+    /// 1..=19 and 0..=6 rows (every offset of the shift in a vector and
+    /// every remainder of the run), with `−∞` and out-of-range lanes, on
+    /// the detected instruction set and on the scalar fallback.
+    #[test]
+    fn exp_rows_is_exp_row_on_every_row() {
+        for cols in 1..=19 {
+            for rows in 0..=6 {
+                let (a, _) = inputs(rows * cols, 5 + (cols * 7 + rows) as u64);
+                let (_, b) = inputs(cols, 3 + cols as u64);
+                let tiled: Vec<f64> = (0..rows * cols).map(|i| b[i % cols]).collect();
+                let mut by_row = vec![f64::NAN; rows * cols];
+                for (a, o) in a.chunks(cols).zip(by_row.chunks_mut(cols)) {
+                    exp_differences(a, &b, o);
+                }
+                check(&a, &tiled, &by_row);
+                let mut out = vec![f64::NAN; rows * cols];
+                let odd = Arch::new().dispatch(Rows {
+                    a: &a,
+                    b: &b,
+                    out: &mut out,
+                });
+                check(&a, &tiled, &out);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&out), bits(&by_row), "{rows} × {cols}");
+                // The inputs put a lane outside the vector range in most
+                // matrices; the flag says so exactly when one is.
+                let outside = a
+                    .iter()
+                    .zip(&tiled)
+                    .any(|(&a, &b)| a != f64::NEG_INFINITY && !(LOW..=HIGH).contains(&(a - b)));
+                assert_eq!(odd, outside);
+                let mut out = vec![f64::NAN; rows * cols];
+                pulp::Scalar::new().vectorize(Rows {
+                    a: &a,
+                    b: &b,
+                    out: &mut out,
+                });
+                check(&a, &tiled, &out);
+            }
         }
     }
 

@@ -28,6 +28,6 @@ pub(crate) mod refine;
 
 pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
-pub(crate) use exp::{any_lane, exp_row, exp_rows, exp_vector, no_lane, redo_out_of_range};
 pub use exp::{exp_difference, exp_differences};
+pub(crate) use exp::{exp_row, exp_rows};
 pub use partial_piv_lu::PartialPivLu;
