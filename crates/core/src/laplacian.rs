@@ -60,9 +60,70 @@ struct LaplacianRows<'a> {
 impl WithSimd for LaplacianRows<'_> {
     type Output = ();
 
+    /// Row by row, whole vectors: each row's negation into its Laplacian
+    /// row and its entries into the column sums, the diagonal lane (a
+    /// self-loop) replaced by `−0` (`x + (−0) = x` for every `x`: the sums
+    /// of the definition, bit for bit) with a select rather than by
+    /// splitting the row around it, so that the sums are loaded and stored
+    /// as whole vectors at the same offsets in every row (a load that
+    /// straddles two earlier stores is not forwarded from them and waits
+    /// for them to retire).
     #[inline(always)]
-    fn with_simd<Sm: Simd>(self, _simd: Sm) {
-        laplacian_rows(self.weights, self.n, self.rooting, self.out);
+    fn with_simd<Sm: Simd>(self, simd: Sm) {
+        let LaplacianRows {
+            weights,
+            n,
+            rooting,
+            out,
+        } = self;
+        let n1 = n + 1;
+        let multi = rooting == Rooting::Multi;
+        let lanes = core::mem::size_of::<Sm::f64s>() / core::mem::size_of::<f64>();
+        let mut sums = vec![0.0; n.div_ceil(lanes) * lanes];
+        if n == 0 {
+            return;
+        }
+        let root = &weights[1..n1];
+        if multi {
+            sums[..n].copy_from_slice(root);
+        } else {
+            out[..n].copy_from_slice(root);
+        }
+        let minus_zero = simd.splat_f64s(-0.0);
+        let iota: [f64; 16] = core::array::from_fn(|i| i as f64);
+        let iota = Sm::as_simd_f64s(&iota)
+            .0
+            .first()
+            .copied()
+            .unwrap_or(minus_zero);
+        for h in 1..=n {
+            let (w_v, w_t) = Sm::as_simd_f64s(&weights[h * n1 + 1..(h + 1) * n1]);
+            let tail = simd.partial_load_f64s(w_t);
+            let diagonal = simd.splat_f64s((h - 1) as f64);
+            // Row 0 of the single-root Laplacian holds the root weights.
+            let store = h > 1 || multi;
+            let (s_v, _) = Sm::as_mut_simd_f64s(&mut sums);
+            let (o_v, o_t) = Sm::as_mut_simd_f64s(&mut out[(h - 1) * n..h * n]);
+            let mut o_v = o_v.iter_mut();
+            let mut w_v = w_v.iter();
+            let mut first = 0.0;
+            for s in s_v.iter_mut() {
+                let w = w_v.next().copied().unwrap_or(tail);
+                let lane = simd.add_f64s(iota, simd.splat_f64s(first));
+                first += lanes as f64;
+                let w = simd.select_f64s(simd.equal_f64s(lane, diagonal), minus_zero, w);
+                *s = simd.add_f64s(*s, w);
+                if store {
+                    match o_v.next() {
+                        Some(o) => *o = simd.neg_f64s(w),
+                        None => simd.partial_store_f64s(o_t, simd.neg_f64s(w)),
+                    }
+                }
+            }
+        }
+        for (m, &d) in sums[..n].iter().enumerate().skip(usize::from(!multi)) {
+            out[m * n + m] = d;
+        }
     }
 }
 

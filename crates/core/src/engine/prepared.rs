@@ -4,7 +4,7 @@ use std::ops::{Deref, DerefMut, Index, IndexMut};
 
 use crate::error::{ArcRef, Error, Result};
 use crate::graph::{Graph, Potentials};
-use crate::linalg::{exp_difference, exp_row};
+use crate::linalg::{exp_difference, exp_row, exp_rows};
 use crate::matrix::Matrix;
 use crate::scalar::{FromScore, Scalar};
 use pulp::{Arch, Simd, WithSimd};
@@ -436,7 +436,10 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
         .map(Graph::raw_values);
     let shift: Vec<f64> = if shifted {
         let mut best = vec![f64::NEG_INFINITY; n1];
-        column_maxima(values, &mut best);
+        match direct {
+            Some(v) => column_maxima_f64(simd, v, &mut best),
+            None => column_maxima(values, &mut best),
+        }
         for c in &mut best {
             if *c == f64::NEG_INFINITY {
                 *c = 0.0;
@@ -460,12 +463,10 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             if exp_row(simd, v, None, out) {
                 suspect = row_suspect(v, out.iter().copied());
             }
-        } else {
-            for (a, out) in v.chunks_exact(n1).zip(out.chunks_exact_mut(n1)) {
-                if exp_row(simd, a, b, out) {
-                    suspect |= row_suspect(a, out.iter().copied());
-                }
-            }
+        } else if exp_rows(simd, v, &shift, out) {
+            // Shifted: the whole matrix in one run too, the shift read at
+            // each vector's column offset (the same bits as row by row).
+            suspect = row_suspect(v, out.iter().copied());
         }
     } else {
         let mut scratch = vec![0.0; 2 * n1];
@@ -541,6 +542,56 @@ fn row_suspect(a: &[f64], x: impl Iterator<Item = f64>) -> bool {
     a.iter()
         .zip(x)
         .any(|(&a, x)| a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x))
+}
+
+/// [`column_maxima`] of `f64` scores, the same bits: a block of columns
+/// one vector wide is kept in a register over all the rows (four blocks
+/// interleaved, the select's latency being the bound), the last block
+/// overlapping the one before it when the row is not a whole number of
+/// vectors (its columns' maxima are already final, and the fold leaves a
+/// maximum as it is). Rows shorter than a vector fall back to the
+/// row-by-row loop. `O(n²)`.
+#[inline(always)]
+fn column_maxima_f64<Sm: Simd>(simd: Sm, values: &[f64], best: &mut [f64]) {
+    let n1 = best.len();
+    let lanes = core::mem::size_of::<Sm::f64s>() / core::mem::size_of::<f64>();
+    if n1 < lanes || lanes == 1 {
+        column_maxima(values, best);
+        return;
+    }
+    let load = |x: &[f64]| {
+        Sm::as_simd_f64s(x)
+            .0
+            .first()
+            .copied()
+            .unwrap_or(simd.splat_f64s(f64::NAN))
+    };
+    let max = |c: Sm::f64s, v: Sm::f64s| simd.select_f64s(simd.greater_than_f64s(v, c), v, c);
+    let blocks = n1.div_ceil(lanes);
+    // Four blocks at a time, the last group padded by repeating its last
+    // block (folding a block twice gives the same maxima).
+    for group in (0..blocks.div_ceil(4)).map(|g| {
+        let start = |j: usize| (j.min(blocks - 1) * lanes).min(n1 - lanes);
+        [
+            start(4 * g),
+            start(4 * g + 1),
+            start(4 * g + 2),
+            start(4 * g + 3),
+        ]
+    }) {
+        let mut c = group.map(|start| load(&best[start..start + lanes]));
+        for row in values.chunks_exact(n1) {
+            for (c, &start) in c.iter_mut().zip(&group) {
+                *c = max(*c, load(&row[start..start + lanes]));
+            }
+        }
+        for (c, &start) in c.iter().zip(&group) {
+            let (o, _) = Sm::as_mut_simd_f64s(&mut best[start..start + lanes]);
+            if let Some(o) = o.first_mut() {
+                *o = *c;
+            }
+        }
+    }
 }
 
 /// `best[m] = max(best[m], max_h values[h][m])` over the rows of an

@@ -28,6 +28,6 @@ pub(crate) mod refine;
 
 pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
-pub(crate) use exp::exp_row;
 pub use exp::{exp_difference, exp_differences};
+pub(crate) use exp::{exp_row, exp_rows};
 pub use partial_piv_lu::PartialPivLu;
