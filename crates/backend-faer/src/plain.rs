@@ -1109,3 +1109,338 @@ fn factorise_panel<S: Simd>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Uniform numbers in `[0, 1)` from a xorshift generator seeded by `s`.
+    fn uniform(mut s: u64) -> impl FnMut() -> f64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// The products store the plain loop's sums, bit for bit: every entry
+    /// of `B X` and of `(B X)ᵀ` is `fma(b_il, x_lk, ·)` in the order of `l`
+    /// from `+0` (the definition of the kernel's arithmetic), on widths
+    /// that are whole vectors and on those that are not (padded through a
+    /// scratch), with a last group of fewer than four rows and an all-zero
+    /// row of `B` (skipped by the kernel), on the detected and the scalar
+    /// instruction set.
+    #[test]
+    fn products_are_the_plain_loop() {
+        for (r, n, c) in [
+            (1, 1, 1),
+            (3, 2, 5),
+            (4, 4, 4),
+            (10, 10, 10),
+            (9, 16, 16),
+            (36, 36, 36),
+            (37, 40, 40),
+            (37, 40, 37),
+            (13, 7, 24),
+            (6, 5, 13),
+        ] {
+            let mut next = uniform(11 + (r * 100 + n * 10 + c) as u64);
+            let lu = PlainLu::new(1, &[1.0]);
+            let mut b = Matrix::from_fn(r, n, |_, _| next() - 0.5);
+            for l in 0..n {
+                b[(r / 2, l)] = 0.0;
+            }
+            let x = Matrix::from_fn(n, c, |_, _| next() - 0.5);
+            let scalar = PlainLu {
+                arch: Arch::Scalar,
+                ..lu.clone()
+            };
+            for lu in [&lu, &scalar] {
+                let (got, transposed) = (lu.matmul(&b, &x), lu.matmul_transposed(&b, &x));
+                assert_eq!((transposed.rows(), transposed.cols()), (c, r));
+                for i in 0..r {
+                    for k in 0..c {
+                        let expected =
+                            (0..n).fold(0.0f64, |acc, l| b[(i, l)].mul_add(x[(l, k)], acc));
+                        let at = format!("{r}×{n}×{c} ({i}, {k}) {:?}", lu.arch);
+                        assert_eq!(got[(i, k)].to_bits(), expected.to_bits(), "{at}");
+                        assert_eq!(transposed[(k, i)].to_bits(), expected.to_bits(), "ᵀ {at}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The solve on right-hand sides that are not whole vectors is
+    /// substitution row by row, bit for bit:
+    /// the row swaps, forward `x_i −= l_ir x_r` for `r = 0..i`, backward
+    /// `x_i −= u_ir x_r` for `r = i + 1..n` then `x_i / u_ii` (correctly
+    /// rounded), each term one fused multiply-add, on dense random
+    /// matrices (pivoting), on the detected and the scalar instruction set.
+    #[test]
+    fn solve_is_row_by_row_substitution() {
+        let mut next = uniform(0x50_1e);
+        for (n, k) in [(5, 3), (17, 9), (20, 1), (36, 36), (40, 37), (33, 13)] {
+            let a: Vec<f64> = (0..n * n).map(|_| 2.0 * next() - 1.0).collect();
+            let rhs = Matrix::from_fn(n, k, |_, _| next() - 0.5);
+            let lu = PlainLu::new(n, &a);
+            let (s, f) = (lu.stride, &lu.lu);
+            let mut x = rhs.clone();
+            for (i, &p) in lu.swaps.iter().enumerate() {
+                for j in 0..k {
+                    let (a, b) = (x[(i, j)], x[(p, j)]);
+                    x[(i, j)] = b;
+                    x[(p, j)] = a;
+                }
+            }
+            for i in 0..n {
+                for r in 0..i {
+                    for j in 0..k {
+                        x[(i, j)] = (-f[i * s + r]).mul_add(x[(r, j)], x[(i, j)]);
+                    }
+                }
+            }
+            for i in (0..n).rev() {
+                for r in i + 1..n {
+                    for j in 0..k {
+                        x[(i, j)] = (-f[i * s + r]).mul_add(x[(r, j)], x[(i, j)]);
+                    }
+                }
+                for j in 0..k {
+                    x[(i, j)] /= f[i * s + i];
+                }
+            }
+            let scalar = PlainLu {
+                arch: Arch::Scalar,
+                ..lu.clone()
+            };
+            for lu in [&lu, &scalar] {
+                let mut got = rhs.clone();
+                lu.solve(&mut got);
+                let bits =
+                    |m: &Matrix<f64>| m.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&x), "n = {n}, k = {k}, {:?}", lu.arch);
+            }
+        }
+    }
+
+    /// The textbook unblocked `getf2`, row-major, one column at a time,
+    /// updates by fused multiply-adds: the definition the blocked
+    /// factorisation must reproduce.
+    fn getf2(n: usize, mut a: Vec<f64>) -> (Vec<f64>, Vec<usize>) {
+        let mut swaps = Vec::new();
+        for k in 0..n {
+            let mut p = k;
+            for i in k + 1..n {
+                if a[i * n + k].abs() > a[p * n + k].abs() {
+                    p = i;
+                }
+            }
+            swaps.push(p);
+            for j in 0..n {
+                a.swap(k * n + j, p * n + j);
+            }
+            let pivot = a[k * n + k];
+            if pivot == 0.0 {
+                continue;
+            }
+            for i in k + 1..n {
+                let l = a[i * n + k] / pivot;
+                a[i * n + k] = l;
+                if l != 0.0 {
+                    for j in k + 1..n {
+                        a[i * n + j] = (-l).mul_add(a[k * n + j], a[i * n + j]);
+                    }
+                }
+            }
+        }
+        (a, swaps)
+    }
+
+    /// `U⁻¹ L⁻¹ P` written plainly in the order the register blocks sum
+    /// their terms: forward, row `i` of `L⁻¹` takes `−l_ir x_r` for
+    /// `r = 0, 1, …, i − 1`; backward, in blocks of four rows from the
+    /// bottom, row `i` of block `start..end` takes `−u_ir x_r` for
+    /// `r = end, …, n − 1`, then `r = i + 1, …, end − 1`, then is divided by
+    /// `u_ii`; then the column swaps in reverse.
+    fn inverse_in_block_order(lu: &PlainLu) -> Vec<f64> {
+        let (n, s) = (lu.n, lu.stride);
+        let mut x = vec![0.0; n * n];
+        for i in 0..n {
+            x[i * n + i] = 1.0;
+        }
+        for i in 0..n {
+            for r in 0..i {
+                let c = -lu.lu[i * s + r];
+                for j in 0..n {
+                    x[i * n + j] = c.mul_add(x[r * n + j], x[i * n + j]);
+                }
+            }
+        }
+        let mut end = n;
+        while end > 0 {
+            let start = end.saturating_sub(4);
+            for i in (start..end).rev() {
+                for r in (end..n).chain(i + 1..end) {
+                    let c = -lu.lu[i * s + r];
+                    for j in 0..n {
+                        x[i * n + j] = c.mul_add(x[r * n + j], x[i * n + j]);
+                    }
+                }
+                for j in 0..n {
+                    x[i * n + j] /= lu.lu[i * s + i];
+                }
+            }
+            end = start;
+        }
+        for (k, &p) in lu.swaps.iter().enumerate().rev() {
+            for row in x.chunks_exact_mut(n) {
+                row.swap(k, p);
+            }
+        }
+        x
+    }
+
+    /// The register-block inverse (rows of whole vectors: padded, or `n`
+    /// a multiple of the vector width, and every `n` on the scalar
+    /// instruction set) at every size 1..=70, dense random (pivoting) and
+    /// sparse (zero coefficients, which it does not skip), gives the plain
+    /// loop's values exactly (`==`: the same fused multiply-adds in the
+    /// same order, and a correctly rounded division; a zero's sign may
+    /// differ where a zero term is added).
+    #[test]
+    fn register_block_inverse_is_the_plain_loop() {
+        let mut next = uniform(0x1_5eed);
+        for n in 1..=70 {
+            for sparse in [false, true] {
+                let a: Vec<f64> = (0..n * n)
+                    .map(|k| {
+                        let x = if sparse && next() < 0.4 {
+                            0.0
+                        } else {
+                            2.0 * next() - 1.0
+                        };
+                        x + if k % (n + 1) == 0 { 0.5 } else { 0.0 }
+                    })
+                    .collect();
+                let lu = PlainLu::new(n, &a);
+                let expected = inverse_in_block_order(&lu);
+                let scalar = PlainLu {
+                    arch: Arch::Scalar,
+                    ..lu.clone()
+                };
+                let padded = lu.stride % PAD == 0;
+                for (lu, run) in [(&lu, padded), (&scalar, true)] {
+                    if !run {
+                        continue;
+                    }
+                    let got = lu.inverse();
+                    assert!(
+                        got.as_slice().iter().zip(&expected).all(|(g, e)| g == e),
+                        "n = {n}, sparse {sparse}, {:?}",
+                        lu.arch
+                    );
+                }
+            }
+        }
+    }
+
+    /// The division by reciprocal and one fused correction is the
+    /// division, bit for bit (the oracle is `/`): pivots and entries over
+    /// the whole normal range, random mantissas, and the pivots whose
+    /// reciprocal is not normal (divided by directly).
+    #[test]
+    fn scale_is_division() {
+        let mut s = 0xd1_u64.wrapping_add(0x5eed);
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut value = |exp: i32| {
+            let mantissa = 1.0 + (next() >> 12) as f64 / (1u64 << 52) as f64;
+            let sign = if next() & 1 == 0 { 1.0 } else { -1.0 };
+            sign * mantissa * 2f64.powi(exp)
+        };
+        for round in 0..20_000 {
+            let e = round % 41 - 20;
+            let d = match round % 97 {
+                0 => f64::MIN_POSITIVE / 3.0,
+                1 => f64::MAX / 1.5,
+                _ => value(e * 25),
+            };
+            let row: Vec<f64> = (0..13).map(|k: i32| value((k - 6) * 40 + e)).collect();
+            let mut got = row.clone();
+            scale(&mut got, (d, reciprocal(d)));
+            for (g, x) in got.iter().zip(&row) {
+                assert_eq!(g.to_bits(), (x / d).to_bits(), "{x:e} / {d:e}");
+            }
+        }
+    }
+
+    /// The detected instruction set, the scalar one, and on x86-64 AVX2
+    /// where the CPU has it (four lanes: two vectors per [`PAD`] columns).
+    fn arches() -> Vec<Arch> {
+        let mut arches = vec![arch(), Arch::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        arches.extend(pulp::x86::V3::try_new().map(Arch::V3));
+        arches
+    }
+
+    /// Every size 0..=70 (every panel boundary and vector remainder), dense
+    /// and with a third of the entries zero (zero multipliers, skipped
+    /// updates), with ties and an exactly singular column: the blocked,
+    /// column-major-panel factorisation and the unblocked one of small
+    /// matrices give `getf2`'s factors and swaps bit for bit, on every
+    /// instruction set of [`arches`].
+    #[test]
+    fn blocked_factors_are_getf2_bit_for_bit() {
+        let mut next = uniform(0x5eed);
+        for n in 0..=70 {
+            for kind in 0..3 {
+                let a: Vec<f64> = (0..n * n)
+                    .map(|k| match kind {
+                        0 => 2.0 * next() - 1.0,
+                        1 if next() < 0.35 => 0.0,
+                        // Small integers: ties in the pivot search.
+                        2 if k % n == n / 2 => 0.0,
+                        2 => (4.0 * next()).floor() - 2.0,
+                        _ => 2.0 * next() - 1.0,
+                    })
+                    .collect();
+                let (expected, expected_swaps) = getf2(n, a.clone());
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                // Unpadded rows (masked tails) and the padded rows of
+                // `PlainLu`, blocked and unblocked (unpadded: only up to
+                // its scratch).
+                for (arch, stride, unblocked) in arches()
+                    .into_iter()
+                    .flat_map(|a| [(a, n), (a, n.next_multiple_of(PAD))])
+                    .flat_map(|(a, s)| [(a, s, false), (a, s, true)])
+                    .filter(|&(_, s, unblocked)| !unblocked || s % PAD == 0 || n <= SCRATCH)
+                {
+                    let mut lu = vec![0.0; n * stride];
+                    for (i, row) in a.chunks_exact(n.max(1)).enumerate() {
+                        lu[i * stride..i * stride + n].copy_from_slice(row);
+                    }
+                    let mut swaps = Vec::new();
+                    arch.dispatch(Factorise {
+                        n,
+                        stride,
+                        lu: &mut lu,
+                        swaps: &mut swaps,
+                        unblocked,
+                    });
+                    let got: Vec<f64> = (0..n * n).map(|k| lu[k / n * stride + k % n]).collect();
+                    let what = format!("n = {n}, kind {kind}, stride {stride}, {unblocked}");
+                    assert_eq!(bits(&got), bits(&expected), "{what}");
+                    assert_eq!(swaps, expected_swaps, "{what}");
+                    let padding = (0..n * stride).filter(|k| k % stride >= n);
+                    assert!(padding.map(|k| lu[k]).all(|x| x == 0.0), "{what}");
+                }
+            }
+        }
+    }
+}
