@@ -54,8 +54,10 @@ impl<'a> Rows<'a> {
             (count - 1) * self.stride + width
         };
         let block = &self.rows[self.offset..self.offset + len];
-        // `stride ≥ width > 0` whenever a row is read (rows do not overlap).
-        block.chunks(self.stride.max(1)).map(move |r| &r[..width])
+        // By index rather than `chunks(stride)`, whose length (asked for by
+        // `zip`) is an integer division per call.
+        let stride = self.stride;
+        (0..count).map(move |r| &block[r * stride..r * stride + width])
     }
 }
 
@@ -186,7 +188,13 @@ fn tiles<S: Simd>(
     let passes = vectors.div_ceil(max);
     let mut start = 0;
     for pass in 0..passes {
-        let v = (vectors - start / lanes) / (passes - pass);
+        // No integer division in the common single pass (`n ≤ 48`).
+        let left = vectors - start / lanes;
+        let v = if pass + 1 == passes {
+            left
+        } else {
+            left / (passes - pass)
+        };
         match v {
             1 => row_tile::<S, 1>(simd, &mut dst, coefs, src, count, start, negate),
             2 => row_tile::<S, 2>(simd, &mut dst, coefs, src, count, start, negate),
@@ -219,7 +227,15 @@ fn row_tile<S: Simd, const V: usize>(
         let (d, _) = S::as_simd_f64s(&d[start..end]);
         acc.copy_from_slice(d);
     }
-    let coefs = coefs.map(|c| &c[..count]);
+    // Written out rather than `array::map` (a closure behind `try_map`,
+    // called out of line once per tile in `perf` of the `lu` phase).
+    let coefs = [
+        &coefs[0][..count],
+        &coefs[1][..count],
+        &coefs[2][..count],
+        &coefs[3][..count],
+    ];
+    const { assert!(ROWS == 4) };
     for (r, row) in src.iter(count, end).enumerate() {
         let (s, _) = S::as_simd_f64s(&row[start..end]);
         let s: &[S::f64s; V] = s.try_into().expect("V whole vectors");
