@@ -229,6 +229,11 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
 /// their columns the elimination recomputed, and how many were refined.
 type MarginalRoute = (Result<Matrix<f64>, Numerical>, bool, usize, usize);
 
+/// The dense marginals, the words whose column failed the entry-wise test,
+/// and (single-root) the column sweep of the nearly certain words over them
+/// ([`Certified::dense_marginals`]).
+type DenseMarginals = (Matrix<f64>, Vec<usize>, Vec<f64>);
+
 impl<F: Factorization<Scalar = f64>> std::fmt::Debug for Certified<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Certified")
@@ -354,16 +359,20 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         })
     }
 
-    /// The dense marginals, and the words whose column has an entry that
-    /// fails the entry-wise estimate (those columns are not to be used):
-    /// [`EntryWise`], `O(n²)`.
-    fn dense_marginals(&self) -> Result<(Matrix<f64>, Vec<usize>), Numerical> {
+    /// The dense marginals, the words whose column has an entry that
+    /// fails the entry-wise estimate (those columns are not to be used),
+    /// and, single-root, the column sweep of
+    /// [`nearly_certain_word`](dense::nearly_certain_word) over them
+    /// (`[top, sum, allowed]`, `3(n + 1)`; empty multi-root): [`EntryWise`],
+    /// `O(n²)`.
+    fn dense_marginals(&self) -> Result<DenseMarginals, Numerical> {
         let x = self.dense.inverse()?;
         let w = self.dense.weights();
         let single = self.dense.rooting() == Rooting::Single;
         let n1 = w.rows();
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
         let mut mu = Matrix::zeros(n1, n1);
+        let mut sweep = vec![0.0f64; if single { 3 * n1 } else { 0 }];
         let failed = Arch::new().dispatch(EntryWise {
             x: x.as_slice(),
             w: w.as_slice(),
@@ -371,8 +380,9 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             n1,
             single,
             bound,
+            sweep: &mut sweep,
         });
-        Ok((mu, failed))
+        Ok((mu, failed, sweep))
     }
 
     /// The columns `failed` of the dense marginals `mu` after one step of
@@ -452,35 +462,48 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             let mut tried_columns = 0;
             // No column can pass: the inverse is not formed for nothing.
             let tried = if any_column_can_pass(self.entry_error) {
-                self.dense_marginals().and_then(|(mu, failed)| {
+                self.dense_marginals().and_then(|(mu, failed, sweep)| {
                     if failed.is_empty() {
-                        Ok(Some((mu, failed, 0)))
+                        Ok(Some((mu, failed, 0, sweep)))
                     } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
                         Ok(None)
                     } else {
-                        self.refined(mu, &failed).map(Some)
+                        // Refined columns move: the sweep is taken again.
+                        let (mu, still, k) = self.refined(mu, &failed)?;
+                        Ok(Some((mu, still, k, Vec::new())))
                     }
                 })
             } else {
                 Ok(None)
             };
+            // Single-root, a word nearly certain of its head sends every
+            // column to the elimination; the sweep over the marginals
+            // `EntryWise` wrote, where none was refined after it.
+            let certain = |mu: &Matrix<f64>, sweep: &[f64]| {
+                let (w, threshold) = (&self.weights, DENSE_UNCERTAINTY);
+                if sweep.is_empty() {
+                    return dense::nearly_certain_word(mu, w, Rooting::Single, threshold);
+                }
+                let (top, rest) = sweep.split_at(mu.rows());
+                let (sum, allowed) = rest.split_at(mu.rows());
+                dense::nearly_certain_after_sweep(
+                    [top, sum, allowed],
+                    mu,
+                    w,
+                    Rooting::Single,
+                    threshold,
+                )
+            };
             match tried {
-                Ok(Some((mu, failed, refined)))
-                    if self.dense.rooting() == Rooting::Multi
-                        || dense::nearly_certain_word(
-                            &mu,
-                            &self.weights,
-                            Rooting::Single,
-                            DENSE_UNCERTAINTY,
-                        )
-                        .is_none() =>
+                Ok(Some((mu, failed, refined, sweep)))
+                    if self.dense.rooting() == Rooting::Multi || certain(&mu, &sweep).is_none() =>
                 {
                     if let Some((mu, repaired)) = self.repaired(mu, &failed) {
                         return (Ok(mu), true, repaired, refined);
                     }
                     tried_columns = refined;
                 }
-                Ok(Some((_, _, refined))) => tried_columns = refined,
+                Ok(Some((_, _, refined, _))) => tried_columns = refined,
                 Ok(None) => {}
                 Err(e) => return (Err(e), true, 0, 0),
             }
@@ -786,9 +809,15 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
 /// with their entry-wise test: `|X_jj| + |X_ji| ≤ bound · |μ_hm / w_hm|`,
 /// i.e. the difference keeps [`CERTIFY_MARGINAL_BITS`] against its
 /// rounding `entry_error · (|X_jj| + |X_ji|)` (NaN fails). Row by row over
-/// the arcs `h → ·`, reading `X` through its transpose (one copy), so that
-/// every loop runs along contiguous rows without a branch. Returns the
-/// words with a failing entry. `O(n²)`, one allocation besides `out`.
+/// the arcs `h → ·`: column `h − 1` of `X` (the `X_ji` row `h` reads) is
+/// gathered into a scratch row of `n`, then the row runs in whole vectors
+/// and one partial one, branch-free. With `sweep` (`3(n + 1)` zeros, else
+/// empty) it also takes [`nearly_certain_word`](dense::nearly_certain_word)'s
+/// column sweep of the marginals it writes, in the same order, the same
+/// bits: per column the largest marginal, their sum and the count of
+/// allowed arcs, over `h ≠ m`. Returns the words with a failing entry.
+/// `O(n²)`, one allocation of `4n` besides `out` (whose column `0` it
+/// leaves as it is).
 struct EntryWise<'a> {
     x: &'a [f64],
     w: &'a [f64],
@@ -796,13 +825,25 @@ struct EntryWise<'a> {
     n1: usize,
     single: bool,
     bound: f64,
+    sweep: &'a mut [f64],
+}
+
+/// The state of one vector of lanes of [`EntryWise`]: per column, whether
+/// an entry failed (`1` or `0`), and the column sweep's largest marginal,
+/// sum and count of allowed arcs.
+#[derive(Clone, Copy)]
+struct Lanes<V> {
+    failed: V,
+    top: V,
+    sum: V,
+    allowed: V,
 }
 
 impl WithSimd for EntryWise<'_> {
     type Output = Vec<usize>;
 
     #[inline(always)]
-    fn with_simd<Sm: Simd>(self, _simd: Sm) -> Vec<usize> {
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<usize> {
         let EntryWise {
             x,
             w,
@@ -810,42 +851,59 @@ impl WithSimd for EntryWise<'_> {
             n1,
             single,
             bound,
+            sweep,
         } = self;
         let n = n1 - 1;
         if n == 0 {
             return Vec::new();
         }
-        // Xᵀ, the diagonal read (none single-root into word 1), zeros, and
-        // per word whether an entry failed (1 or 0).
-        let mut buf = vec![0.0f64; n * n + 3 * n];
-        let (xt, rest) = buf.split_at_mut(n * n);
-        let (diagonal, rest) = rest.split_at_mut(n);
+        let swept = !sweep.is_empty();
+        // The diagonal read (none single-root into word 1), the column of
+        // `X` the row reads, zeros, and per word whether an entry failed.
+        let mut buf = vec![0.0f64; 4 * n];
+        let (diagonal, rest) = buf.split_at_mut(n);
+        let (column, rest) = rest.split_at_mut(n);
         let (zeros, failed) = rest.split_at_mut(n);
-        for (j, xr) in x.chunks_exact(n).enumerate() {
-            for (i, &e) in xr.iter().enumerate() {
-                xt[i * n + j] = e;
-            }
-            diagonal[j] = if single && j == 0 { 0.0 } else { xr[j] };
+        for (j, d) in diagonal.iter_mut().enumerate() {
+            *d = if single && j == 0 { 0.0 } else { x[j * n + j] };
         }
+        let (top, sum, allowed): (&mut [f64], &mut [f64], &mut [f64]) = if swept {
+            let (top, rest) = sweep[..3 * n1].split_at_mut(n1);
+            let (sum, allowed) = rest.split_at_mut(n1);
+            (&mut top[1..], &mut sum[1..], &mut allowed[1..])
+        } else {
+            (&mut [], &mut [], &mut [])
+        };
         for (h, (wr, or)) in w.chunks_exact(n1).zip(out.chunks_exact_mut(n1)).enumerate() {
             // What arc `h → j + 1` reads: `a − b`.
+            let read = match (h, single) {
+                (0, false) | (1, true) => None,
+                (0, true) => Some(0),
+                _ => Some(h - 1),
+            };
+            if let Some(i) = read {
+                for (c, &e) in column.iter_mut().zip(x[i..].iter().step_by(n)) {
+                    *c = e;
+                }
+            }
             let (a, b): (&[f64], &[f64]) = match (h, single) {
                 (0, false) | (1, true) => (diagonal, zeros),
-                (0, true) => (&xt[..n], zeros),
-                _ => (diagonal, &xt[(h - 1) * n..h * n]),
+                (0, true) => (column, zeros),
+                _ => (diagonal, column),
             };
             let (wr, or) = (&wr[1..n1], &mut or[1..n1]);
-            let (a, b, failed) = (&a[..n], &b[..n], &mut failed[..n]);
-            for j in 0..n {
-                let allowed = wr[j] != 0.0;
-                let value = a[j] - b[j];
-                let keeps_its_bits = a[j].abs() + b[j].abs() <= bound * value.abs();
-                failed[j] = if allowed & !keeps_its_bits {
-                    1.0
-                } else {
-                    failed[j]
-                };
-                or[j] = if allowed { wr[j] * value } else { 0.0 };
+            // The diagonal arc `h → h` is no arc: the sweep's state of
+            // column `h` is set back after the row, then takes `+0`.
+            let kept = (swept && h > 0).then(|| (top[h - 1], sum[h - 1], allowed[h - 1]));
+            if swept {
+                entry_wise_row::<Sm, true>(simd, a, b, wr, or, bound, failed, top, sum, allowed);
+            } else {
+                entry_wise_row::<Sm, false>(simd, a, b, wr, or, bound, failed, top, sum, allowed);
+            }
+            if let Some((t, s, c)) = kept {
+                top[h - 1] = t.max(0.0);
+                sum[h - 1] = s + 0.0;
+                allowed[h - 1] = c;
             }
         }
         (0..n)
@@ -853,6 +911,147 @@ impl WithSimd for EntryWise<'_> {
             .map(|j| j + 1)
             .collect()
     }
+}
+
+/// One row of [`EntryWise`] over the words `j` (`a`, `b`, the weights `w`
+/// and the marginals `out` of that row, the state of every column): whole
+/// vectors, then one partial vector for the tail.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn entry_wise_row<Sm: Simd, const SWEEP: bool>(
+    simd: Sm,
+    a: &[f64],
+    b: &[f64],
+    w: &[f64],
+    out: &mut [f64],
+    bound: f64,
+    failed: &mut [f64],
+    top: &mut [f64],
+    sum: &mut [f64],
+    allowed: &mut [f64],
+) {
+    let bound = simd.splat_f64s(bound);
+    let (av, at) = Sm::as_simd_f64s(a);
+    let (bv, bt) = Sm::as_simd_f64s(b);
+    let (wv, wt) = Sm::as_simd_f64s(w);
+    let (ov, ot) = Sm::as_mut_simd_f64s(out);
+    let (fv, ft) = Sm::as_mut_simd_f64s(failed);
+    if SWEEP {
+        let (tv, tt) = Sm::as_mut_simd_f64s(top);
+        let (sv, st) = Sm::as_mut_simd_f64s(sum);
+        let (cv, ct) = Sm::as_mut_simd_f64s(allowed);
+        let lanes = av
+            .iter()
+            .zip(bv)
+            .zip(wv)
+            .zip(ov.iter_mut())
+            .zip(fv.iter_mut());
+        let state = tv.iter_mut().zip(sv.iter_mut()).zip(cv.iter_mut());
+        for (((((&a, &b), &w), o), f), ((t, s), c)) in lanes.zip(state) {
+            let l = Lanes {
+                failed: *f,
+                top: *t,
+                sum: *s,
+                allowed: *c,
+            };
+            let (mu, l) = entry_wise_lanes::<Sm, true>(simd, a, b, w, bound, l);
+            (*o, *f, *t, *s, *c) = (mu, l.failed, l.top, l.sum, l.allowed);
+        }
+        if !at.is_empty() {
+            let l = Lanes {
+                failed: simd.partial_load_f64s(ft),
+                top: simd.partial_load_f64s(tt),
+                sum: simd.partial_load_f64s(st),
+                allowed: simd.partial_load_f64s(ct),
+            };
+            let (a, b, w) = (
+                simd.partial_load_f64s(at),
+                simd.partial_load_f64s(bt),
+                simd.partial_load_f64s(wt),
+            );
+            let (mu, l) = entry_wise_lanes::<Sm, true>(simd, a, b, w, bound, l);
+            simd.partial_store_f64s(ot, mu);
+            simd.partial_store_f64s(ft, l.failed);
+            simd.partial_store_f64s(tt, l.top);
+            simd.partial_store_f64s(st, l.sum);
+            simd.partial_store_f64s(ct, l.allowed);
+        }
+    } else {
+        let zero = simd.splat_f64s(0.0);
+        let lanes = av
+            .iter()
+            .zip(bv)
+            .zip(wv)
+            .zip(ov.iter_mut())
+            .zip(fv.iter_mut());
+        for ((((&a, &b), &w), o), f) in lanes {
+            let l = Lanes {
+                failed: *f,
+                top: zero,
+                sum: zero,
+                allowed: zero,
+            };
+            let (mu, l) = entry_wise_lanes::<Sm, false>(simd, a, b, w, bound, l);
+            (*o, *f) = (mu, l.failed);
+        }
+        if !at.is_empty() {
+            let l = Lanes {
+                failed: simd.partial_load_f64s(ft),
+                top: zero,
+                sum: zero,
+                allowed: zero,
+            };
+            let (a, b, w) = (
+                simd.partial_load_f64s(at),
+                simd.partial_load_f64s(bt),
+                simd.partial_load_f64s(wt),
+            );
+            let (mu, l) = entry_wise_lanes::<Sm, false>(simd, a, b, w, bound, l);
+            simd.partial_store_f64s(ot, mu);
+            simd.partial_store_f64s(ft, l.failed);
+        }
+    }
+}
+
+/// The lanes of one vector of [`EntryWise`]: `μ = w (a − b)` where
+/// `w ≠ 0` (else `+0`), the column failed where `|a| + |b| ≤ bound |a − b|`
+/// does not hold on an allowed arc (NaN fails), and with `SWEEP` the column
+/// sweep of `μ`: the largest kept where `μ` is not greater (as `f64::max`
+/// from a non-NaN start: a NaN is not kept), the sum, and one more allowed
+/// arc where `w ≠ 0`.
+#[inline(always)]
+fn entry_wise_lanes<Sm: Simd, const SWEEP: bool>(
+    simd: Sm,
+    a: Sm::f64s,
+    b: Sm::f64s,
+    w: Sm::f64s,
+    bound: Sm::f64s,
+    l: Lanes<Sm::f64s>,
+) -> (Sm::f64s, Lanes<Sm::f64s>) {
+    let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
+    let arc = simd.not_m64s(simd.equal_f64s(w, zero));
+    let value = simd.sub_f64s(a, b);
+    let size = simd.add_f64s(simd.abs_f64s(a), simd.abs_f64s(b));
+    let keeps_its_bits =
+        simd.less_than_or_equal_f64s(size, simd.mul_f64s(bound, simd.abs_f64s(value)));
+    let fails = simd.and_m64s(arc, simd.not_m64s(keeps_its_bits));
+    let failed = simd.select_f64s(fails, one, l.failed);
+    let mu = simd.select_f64s(arc, simd.mul_f64s(w, value), zero);
+    if !SWEEP {
+        return (mu, Lanes { failed, ..l });
+    }
+    let top = simd.select_f64s(simd.greater_than_f64s(mu, l.top), mu, l.top);
+    let sum = simd.add_f64s(l.sum, mu);
+    let allowed = simd.add_f64s(l.allowed, simd.select_f64s(arc, one, zero));
+    (
+        mu,
+        Lanes {
+            failed,
+            top,
+            sum,
+            allowed,
+        },
+    )
 }
 
 /// Whether any column of dense marginals can pass the first entry-wise
@@ -1043,5 +1242,185 @@ fn arc_reads(form: Form, h: usize, j: usize) -> [Option<(usize, f64)>; 2] {
         (0, Form::RowSum(scale)) => [Some((0, scale.apply(1.0))), diagonal],
         (1, _) if !multi => [diagonal, None],
         _ => [diagonal, Some((h - 1, -1.0))],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic inputs of `n + 1` weights (column `0` and the diagonal
+    /// zero, about one arc in six forbidden, one NaN weight in case `3`) and
+    /// an `n × n` inverse whose rows make some differences `X_jj − X_ji`
+    /// cancel to a few bits (failing entries), one NaN entry in case `2`.
+    fn inputs(n: usize, case: u64) -> (Matrix<f64>, Matrix<f64>) {
+        let n1 = n + 1;
+        let u = |i: usize, j: usize, s: u64| ((i * 131 + j * 17) as f64 + s as f64 * 0.37).sin();
+        let mut w = Matrix::from_fn(n1, n1, |h, m| {
+            let v = u(h, m, 7 + case);
+            if m == 0 || h == m || v < -0.66 {
+                0.0
+            } else {
+                v.abs() + 0.01
+            }
+        });
+        let mut x = Matrix::from_fn(n, n, |j, i| {
+            let v = u(j, i, 29 + case);
+            // Every fifth entry within a few ulps of its row's diagonal.
+            if (i + j + case as usize) % 5 == 0 {
+                (1.0 + f64::from(((j as u32 + 1) * 7) % 5) * f64::EPSILON) * u(j, j, 29 + case)
+            } else {
+                v
+            }
+        });
+        if n > 2 {
+            match case {
+                2 => x[(1, 2)] = f64::NAN,
+                3 => w[(2, 1)] = f64::NAN,
+                _ => {}
+            }
+        }
+        (w, x)
+    }
+
+    /// [`EntryWise`] entry by entry as it is defined: the marginals, the
+    /// failing words, and the column sweep of `nearly_certain_word`
+    /// (largest by `f64::max` from `0`, sum from `+0`, allowed arcs; over
+    /// `h ≠ m` in the order of `h`).
+    fn entry_wise_definition(
+        x: &Matrix<f64>,
+        w: &Matrix<f64>,
+        single: bool,
+        bound: f64,
+    ) -> (Matrix<f64>, Vec<usize>, Vec<f64>) {
+        let n1 = w.rows();
+        let mut mu = Matrix::zeros(n1, n1);
+        let mut failed = Vec::new();
+        for m in 1..n1 {
+            let j = m - 1;
+            let mut fails = false;
+            for h in 0..n1 {
+                let a = match (h, single) {
+                    (0, true) => x[(j, 0)],
+                    _ if single && j == 0 => 0.0,
+                    _ => x[(j, j)],
+                };
+                let b = match (h, single) {
+                    (0, _) | (1, true) => 0.0,
+                    _ => x[(j, h - 1)],
+                };
+                let value = a - b;
+                let allowed = w[(h, m)] != 0.0;
+                let keeps_its_bits = a.abs() + b.abs() <= bound * value.abs();
+                fails |= allowed && !keeps_its_bits;
+                mu[(h, m)] = if allowed { w[(h, m)] * value } else { 0.0 };
+            }
+            if fails {
+                failed.push(m);
+            }
+        }
+        let mut sweep = vec![0.0; 3 * n1];
+        for m in 1..n1 {
+            let (mut top, mut sum, mut allowed) = (0.0f64, 0.0f64, 0.0);
+            for h in (0..n1).filter(|&h| h != m) {
+                top = top.max(mu[(h, m)]);
+                sum += mu[(h, m)];
+                allowed += if w[(h, m)] != 0.0 { 1.0 } else { 0.0 };
+            }
+            (sweep[m], sweep[n1 + m], sweep[2 * n1 + m]) = (top, sum, allowed);
+        }
+        (mu, failed, sweep)
+    }
+
+    /// [`EntryWise`] under the scalar instruction set and each one of the
+    /// machine (`V3`, 4 lanes; `V4`, 8) is its definition, bit for bit in
+    /// the marginals and the sweep's sums, at every tail length, both
+    /// rootings, with and without the sweep, with failing entries and NaNs;
+    /// and the nearly certain word it leads to is `nearly_certain_word`'s.
+    #[test]
+    fn entry_wise_is_its_definition_at_every_width() {
+        let mut seen_failed = 0;
+        for single in [false, true] {
+            let rooting = if single {
+                Rooting::Single
+            } else {
+                Rooting::Multi
+            };
+            for n in (1..=19).chain([36, 37]) {
+                for case in 0..5 {
+                    let (w, x) = inputs(n, case);
+                    let n1 = n + 1;
+                    let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / (64.0 * f64::EPSILON);
+                    let (mu_def, failed_def, sweep_def) =
+                        entry_wise_definition(&x, &w, single, bound);
+                    seen_failed += usize::from(!failed_def.is_empty());
+                    for swept in [false, true] {
+                        let run = |simd: &dyn Fn(EntryWise<'_>) -> Vec<usize>| {
+                            let mut mu = Matrix::zeros(n1, n1);
+                            let mut sweep = vec![0.0; if swept { 3 * n1 } else { 0 }];
+                            let failed = simd(EntryWise {
+                                x: x.as_slice(),
+                                w: w.as_slice(),
+                                out: mu.as_mut_slice(),
+                                n1,
+                                single,
+                                bound,
+                                sweep: &mut sweep,
+                            });
+                            (mu, failed, sweep)
+                        };
+                        #[allow(unused_mut)]
+                        let mut runs = vec![run(&|e| e.with_simd(pulp::Scalar::new()))];
+                        #[cfg(target_arch = "x86_64")]
+                        {
+                            if let Some(simd) = pulp::x86::V3::try_new() {
+                                runs.push(run(&|e| e.with_simd(simd)));
+                            }
+                            if let Some(simd) = pulp::x86::V4::try_new() {
+                                runs.push(run(&|e| e.with_simd(simd)));
+                            }
+                        }
+                        for (lane, (mu, failed, sweep)) in runs.iter().enumerate() {
+                            let at = format!(
+                                "single {single} n = {n} case {case} sweep {swept} run {lane}"
+                            );
+                            let bits = |m: &Matrix<f64>| -> Vec<u64> {
+                                m.as_slice().iter().map(|v| v.to_bits()).collect()
+                            };
+                            assert_eq!(bits(mu), bits(&mu_def), "{at}");
+                            assert_eq!(failed, &failed_def, "{at}");
+                            if !swept {
+                                assert!(sweep.is_empty(), "{at}");
+                                continue;
+                            }
+                            for m in 1..n1 {
+                                // The largest compared by value (`f64::max`
+                                // leaves the sign of a zero tie open).
+                                assert_eq!(sweep[m], sweep_def[m], "{at} top {m}");
+                                for k in [1, 2] {
+                                    let (got, want) = (sweep[k * n1 + m], sweep_def[k * n1 + m]);
+                                    assert_eq!(got.to_bits(), want.to_bits(), "{at} {k} {m}");
+                                }
+                            }
+                            let (top, rest) = sweep.split_at(n1);
+                            let (sum, allowed) = rest.split_at(n1);
+                            for threshold in [DENSE_UNCERTAINTY, 0.5, 2.0] {
+                                let r = |c: Option<(usize, f64)>| c.map(|(m, u)| (m, u.to_bits()));
+                                let got = dense::nearly_certain_after_sweep(
+                                    [top, sum, allowed],
+                                    mu,
+                                    &w,
+                                    rooting,
+                                    threshold,
+                                );
+                                let want = dense::nearly_certain_word(mu, &w, rooting, threshold);
+                                assert_eq!(r(got), r(want), "{at} threshold {threshold}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen_failed > 20, "failing cases {seen_failed}");
     }
 }

@@ -866,6 +866,25 @@ pub(crate) fn nearly_certain_word<S: Scalar>(
         sum: &mut *sum,
         allowed: &mut *allowed,
     });
+    nearly_certain_after_sweep([&*top, &*sum, &*allowed], mu, weights, rooting, threshold)
+}
+
+/// [`nearly_certain_word`] from its column sweep already taken: per column
+/// `m` over the rows `h ≠ m` in order, the largest marginal (`0` to start,
+/// `f64::max`), their sum (from `+0`) and the count of allowed arcs
+/// (`[top, sum, allowed]`, each of `n + 1`; entry `0` unused), as
+/// [`ColumnSweep`] forms them. `O(n)` for the words, `O(n)` for the root.
+pub(crate) fn nearly_certain_after_sweep<S: Scalar>(
+    [top, sum, allowed]: [&[f64]; 3],
+    mu: &Matrix<f64>,
+    weights: &Matrix<S>,
+    rooting: Rooting,
+    threshold: f64,
+) -> Option<(usize, f64)> {
+    let n1 = mu.rows();
+    if n1 < 2 {
+        return None;
+    }
     // A word with one allowed head is certain by structure: its covariances
     // are exactly zero, not small differences.
     let low = |(u, allowed): (f64, usize)| allowed > 1 && (u.is_nan() || u < threshold);
