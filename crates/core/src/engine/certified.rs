@@ -930,86 +930,55 @@ fn entry_wise_row<Sm: Simd, const SWEEP: bool>(
     sum: &mut [f64],
     allowed: &mut [f64],
 ) {
-    let bound = simd.splat_f64s(bound);
+    let (bound, zero) = (simd.splat_f64s(bound), simd.splat_f64s(0.0));
     let (av, at) = Sm::as_simd_f64s(a);
     let (bv, bt) = Sm::as_simd_f64s(b);
     let (wv, wt) = Sm::as_simd_f64s(w);
     let (ov, ot) = Sm::as_mut_simd_f64s(out);
     let (fv, ft) = Sm::as_mut_simd_f64s(failed);
-    if SWEEP {
-        let (tv, tt) = Sm::as_mut_simd_f64s(top);
-        let (sv, st) = Sm::as_mut_simd_f64s(sum);
-        let (cv, ct) = Sm::as_mut_simd_f64s(allowed);
-        let lanes = av
-            .iter()
-            .zip(bv)
-            .zip(wv)
-            .zip(ov.iter_mut())
-            .zip(fv.iter_mut());
-        let state = tv.iter_mut().zip(sv.iter_mut()).zip(cv.iter_mut());
-        for (((((&a, &b), &w), o), f), ((t, s), c)) in lanes.zip(state) {
-            let l = Lanes {
-                failed: *f,
-                top: *t,
-                sum: *s,
-                allowed: *c,
-            };
-            let (mu, l) = entry_wise_lanes::<Sm, true>(simd, a, b, w, bound, l);
-            (*o, *f, *t, *s, *c) = (mu, l.failed, l.top, l.sum, l.allowed);
+    // The sweep's state (empty slices without `SWEEP`: zeros, never stored).
+    let (tv, tt) = Sm::as_mut_simd_f64s(top);
+    let (sv, st) = Sm::as_mut_simd_f64s(sum);
+    let (cv, ct) = Sm::as_mut_simd_f64s(allowed);
+    let lanes = av
+        .iter()
+        .zip(bv)
+        .zip(wv)
+        .zip(ov.iter_mut())
+        .zip(fv.iter_mut());
+    for (k, ((((&a, &b), &w), o), f)) in lanes.enumerate() {
+        let state = |v: &[Sm::f64s]| if SWEEP { v[k] } else { zero };
+        let l = Lanes {
+            failed: *f,
+            top: state(tv),
+            sum: state(sv),
+            allowed: state(cv),
+        };
+        let (mu, l) = entry_wise_lanes::<Sm, SWEEP>(simd, a, b, w, bound, l);
+        (*o, *f) = (mu, l.failed);
+        if SWEEP {
+            (tv[k], sv[k], cv[k]) = (l.top, l.sum, l.allowed);
         }
-        if !at.is_empty() {
-            let l = Lanes {
-                failed: simd.partial_load_f64s(ft),
-                top: simd.partial_load_f64s(tt),
-                sum: simd.partial_load_f64s(st),
-                allowed: simd.partial_load_f64s(ct),
-            };
-            let (a, b, w) = (
-                simd.partial_load_f64s(at),
-                simd.partial_load_f64s(bt),
-                simd.partial_load_f64s(wt),
-            );
-            let (mu, l) = entry_wise_lanes::<Sm, true>(simd, a, b, w, bound, l);
-            simd.partial_store_f64s(ot, mu);
-            simd.partial_store_f64s(ft, l.failed);
-            simd.partial_store_f64s(tt, l.top);
-            simd.partial_store_f64s(st, l.sum);
-            simd.partial_store_f64s(ct, l.allowed);
-        }
-    } else {
-        let zero = simd.splat_f64s(0.0);
-        let lanes = av
-            .iter()
-            .zip(bv)
-            .zip(wv)
-            .zip(ov.iter_mut())
-            .zip(fv.iter_mut());
-        for ((((&a, &b), &w), o), f) in lanes {
-            let l = Lanes {
-                failed: *f,
-                top: zero,
-                sum: zero,
-                allowed: zero,
-            };
-            let (mu, l) = entry_wise_lanes::<Sm, false>(simd, a, b, w, bound, l);
-            (*o, *f) = (mu, l.failed);
-        }
-        if !at.is_empty() {
-            let l = Lanes {
-                failed: simd.partial_load_f64s(ft),
-                top: zero,
-                sum: zero,
-                allowed: zero,
-            };
-            let (a, b, w) = (
-                simd.partial_load_f64s(at),
-                simd.partial_load_f64s(bt),
-                simd.partial_load_f64s(wt),
-            );
-            let (mu, l) = entry_wise_lanes::<Sm, false>(simd, a, b, w, bound, l);
-            simd.partial_store_f64s(ot, mu);
-            simd.partial_store_f64s(ft, l.failed);
-        }
+    }
+    if !at.is_empty() {
+        // A partial load of an empty slice is zeros; a store to it, nothing.
+        let l = Lanes {
+            failed: simd.partial_load_f64s(ft),
+            top: simd.partial_load_f64s(tt),
+            sum: simd.partial_load_f64s(st),
+            allowed: simd.partial_load_f64s(ct),
+        };
+        let (a, b, w) = (
+            simd.partial_load_f64s(at),
+            simd.partial_load_f64s(bt),
+            simd.partial_load_f64s(wt),
+        );
+        let (mu, l) = entry_wise_lanes::<Sm, SWEEP>(simd, a, b, w, bound, l);
+        simd.partial_store_f64s(ot, mu);
+        simd.partial_store_f64s(ft, l.failed);
+        simd.partial_store_f64s(tt, l.top);
+        simd.partial_store_f64s(st, l.sum);
+        simd.partial_store_f64s(ct, l.allowed);
     }
 }
 
