@@ -241,14 +241,14 @@ fn arc_of(n: usize, labels: usize, arc: ArcRef) -> Result<()> {
 }
 
 /// Each word's first head `t_m` of marginal above `1/2` (`usize::MAX` when
-/// none) and `Σ_{h ≠ t_m} μ_hm`, the others summed in row order: one pass
+/// none; [`top_heads`](crate::gradient::top_heads)'s rule) and `Σ_{h ≠ t_m} μ_hm`, the others summed in row order: one pass
 /// along the rows of the row-major `(n+1) × (n+1)` marginals. `O(n²)`.
 fn top_and_rest<S: Scalar>(mu: &[S], n1: usize) -> (Vec<usize>, Vec<S>) {
     let mut top = vec![usize::MAX; n1];
     let mut rest = vec![S::zero(); n1];
     for (h, row) in mu.chunks_exact(n1).enumerate() {
         for (m, ((t, r), x)) in top.iter_mut().zip(&mut rest).zip(row).enumerate() {
-            if *t == usize::MAX && h != m && x.to_f64() > 0.5 {
+            if crate::gradient::first_above_half(*t, h, m, x) {
                 *t = h;
             } else {
                 *r += x;

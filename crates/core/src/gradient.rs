@@ -390,11 +390,19 @@ pub(crate) fn top_heads<S: Scalar>(mu: &[S], n1: usize) -> Vec<usize> {
     let mut top = vec![usize::MAX; n1];
     for (h, ur) in mu.chunks_exact(n1).enumerate() {
         for (m, (t, x)) in top.iter_mut().zip(ur).enumerate() {
-            let first = *t == usize::MAX && h != m && x.to_f64() > 0.5;
-            *t = if first { h } else { *t };
+            *t = if first_above_half(*t, h, m, x) { h } else { *t };
         }
     }
     top
+}
+
+/// Whether row `h` holds word `m`'s top head: the first head `h ≠ m` of
+/// marginal `x` above `1/2`, when no row before it did (`t`, the top head
+/// so far, is `usize::MAX`). The one rule of [`top_heads`] and of
+/// `expect_additive`'s pass.
+#[inline(always)]
+pub(crate) fn first_above_half<S: Scalar>(t: usize, h: usize, m: usize, x: &S) -> bool {
+    t == usize::MAX && h != m && x.to_f64() > 0.5
 }
 
 /// Imposes the identities `Σ_{h,ℓ} v_ℓ[h][m] = 0` for every word `m` (every
