@@ -1119,14 +1119,10 @@ fn factorise_panel<S: Simd>(
 mod tests {
     use super::*;
 
-    /// Uniform numbers in `[0, 1)` from a xorshift generator seeded by `s`.
-    fn uniform(mut s: u64) -> impl FnMut() -> f64 {
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        }
+    /// Uniform numbers in `[0, 1)`, deterministic per seed.
+    fn uniform(s: u64) -> impl FnMut() -> f64 {
+        let mut random = spantree_bruteforce::random::SplitMix64::new(s);
+        move || random.uniform()
     }
 
     /// The products store the plain loop's sums, bit for bit: every entry

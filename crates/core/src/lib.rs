@@ -129,14 +129,10 @@ pub struct WorkspaceReadmeDoctests;
 /// Helpers shared by the unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
-    /// A xorshift stream of numbers in `[-1, 1)` (deterministic per seed).
+    /// Numbers uniform in `[-1, 1)`, deterministic per seed (the oracle
+    /// crate's generator, `spantree_bruteforce::random::SplitMix64`).
     pub(crate) fn stream(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        }
+        let mut random = spantree_bruteforce::random::SplitMix64::new(seed);
+        move || random.uniform_in(-1.0, 1.0)
     }
 }
