@@ -277,13 +277,12 @@ fn top_and_rest<S: Scalar>(mu: &[S], n1: usize) -> (Vec<usize>, Vec<S>) {
     let mut top = vec![usize::MAX; n1];
     let mut rest = vec![S::zero(); n1];
     for (h, row) in mu.chunks_exact(n1).enumerate() {
-        // No branch, so that the pass runs across the words in lanes: a
-        // word's top adds `0` to its rest, which never moves a bit (the
-        // rest starts at `+0` and a sum is `−0` only from `−0 + −0`).
         for (m, ((t, r), x)) in top.iter_mut().zip(&mut rest).zip(row).enumerate() {
-            let above = crate::gradient::first_above_half(*t, h, m, x);
-            *t = if above { h } else { *t };
-            *r += if above { S::zero() } else { x.clone() };
+            if crate::gradient::first_above_half(*t, h, m, x) {
+                *t = h;
+            } else {
+                *r += x;
+            }
         }
     }
     (top, rest)
