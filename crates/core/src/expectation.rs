@@ -127,17 +127,27 @@ impl<E: Engine> Model<E> {
         let mu = mu.as_slice();
         let (top, rest) = top_and_rest(mu, n1);
         let mut total = vec![Compensated::<E::Scalar>::zero(); r.dim()];
+        let labeled = self.is_labeled();
         for (arc, values) in r.entries() {
             arc_of(n, labels, *arc)?;
             let (h, m) = (arc.head, arc.dependent);
-            let share = self.share(*arc);
-            let weight = mu[h * n1 + m].clone() * share.clone();
+            // The label share `s`, `None` where it is one: `μ · 1` and
+            // `1 · r` are exact, so skipping them keeps every bit.
+            let share = (labeled && arc.label.is_some()).then(|| self.share(*arc));
+            let mu_e = &mu[h * n1 + m];
+            let weight = match &share {
+                Some(s) => mu_e.clone() * s.clone(),
+                None => mu_e.clone(),
+            };
             if weight.is_zero() {
                 continue;
             }
             if top[m] == h {
                 for (i, v) in values {
-                    let x = share.clone() * v.clone();
+                    let x = match &share {
+                        Some(s) => s.clone() * v.clone(),
+                        None => v.clone(),
+                    };
                     let t = &mut total[*i];
                     t.add(-(x.clone() * rest[m].clone()));
                     t.add(x);
@@ -200,6 +210,26 @@ impl<E: Engine> Model<E> {
     ) -> Vec<Matrix<E::Scalar>> {
         let n1 = self.n() + 1;
         let mut seeds = vec![Matrix::zeros(n1, n1); self.labels()];
+        if let [seed] = seeds.as_mut_slice() {
+            // One matrix (unlabeled, or one label): every entry of label
+            // `None` or `0` lands in it, in the same order, so the same bits.
+            let seed = seed.as_mut_slice();
+            for (arc, values) in r.entries() {
+                if arc.label.is_some_and(|l| l != 0) {
+                    continue;
+                }
+                let mut g = E::Scalar::zero();
+                for (i, v) in values {
+                    if let Some(a) = a.get(*i) {
+                        g += a.clone() * v.clone();
+                    }
+                }
+                if let Some(x) = seed.get_mut(arc.head * n1 + arc.dependent) {
+                    *x += g;
+                }
+            }
+            return seeds;
+        }
         for (arc, values) in r.entries() {
             let mut g = E::Scalar::zero();
             for (i, v) in values {
