@@ -60,8 +60,6 @@ impl PlainLu {
     /// (`L₁₁⁻¹ A₁₂`) and the trailing rows (`A₂₂ − L₂₁ U₁₂`) get one kernel
     /// call per row. The same arithmetic as the column-by-column `getf2`
     /// (with fused multiply-adds), summed in another order.
-    /// (`Lu` takes [`PlainLu::with_column_sums`]; the unit tests this.)
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn new(n: usize, a: &[f64]) -> Self {
         debug_assert_eq!(a.len(), n * n);
         let stride = stride(n);
@@ -72,33 +70,6 @@ impl PlainLu {
             lu.extend_from_slice(row);
             lu.resize(lu.len() + stride - n, 0.0);
         }
-        PlainLu::factorised(n, stride, lu)
-    }
-
-    /// [`PlainLu::new`], adding `|a_ij|` into `column[j]` (`n` entries),
-    /// the rows in order, in the pass that copies `a` into the padded rows
-    /// (under the instruction-set dispatch): the column sums of
-    /// `Lu::ln_det_error`, bit for bit, with no second pass over `a`.
-    /// `2n³/3` flops, `n²` additions.
-    pub(crate) fn with_column_sums(n: usize, a: &[f64], column: &mut [f64]) -> Self {
-        debug_assert!(a.len() == n * n && column.len() == n);
-        let stride = stride(n);
-        let mut lu = Vec::with_capacity(n * stride);
-        arch().dispatch(|| {
-            for row in a.chunks_exact(n.max(1)) {
-                for (c, x) in column.iter_mut().zip(row) {
-                    *c += x.abs();
-                }
-                lu.extend_from_slice(row);
-                lu.resize(lu.len() + stride - n, 0.0);
-            }
-        });
-        PlainLu::factorised(n, stride, lu)
-    }
-
-    /// Factorises the padded rows `lu` (`n × stride`, the padding zero)
-    /// in place.
-    fn factorised(n: usize, stride: usize, mut lu: Vec<f64>) -> Self {
         let arch = arch();
         let mut swaps = Vec::with_capacity(n);
         arch.dispatch(Factorise {
