@@ -1316,6 +1316,43 @@ mod tests {
         (mu, failed, sweep)
     }
 
+    /// The weights the factors answer are those given, whether the dense
+    /// Laplacian's root row was scaled (the given ones kept apart) or not
+    /// (one matrix, the dense factors'); the dense factors hold row `0`
+    /// times `2^k` and the other rows as given, bit for bit.
+    #[test]
+    fn weights_are_the_given_ones_shared_when_unscaled() {
+        use crate::linalg::PartialPivLu;
+        let n1 = 7;
+        for (rooting, root, scaled) in [
+            (Rooting::Single, 1e-3, true),
+            (Rooting::Single, 1.0, false),
+            (Rooting::Multi, 1e-3, false),
+        ] {
+            let w = Matrix::from_fn(n1, n1, |h, m| match (h, m) {
+                (_, 0) => 0.0,
+                _ if h == m => 0.0,
+                (0, _) => root * (1.0 + m as f64 / 7.0),
+                _ => 0.5 + ((h * 7 + m * 3) % 5) as f64 / 5.0,
+            });
+            let c = Certified::new(w.clone(), rooting, PartialPivLu::new);
+            assert_eq!(c.weights(), &w);
+            assert_eq!(c.root_scale.0 != 0, scaled);
+            assert_eq!(c.given.is_some(), scaled);
+            let k = c.root_scale.0;
+            for h in 0..n1 {
+                for m in 0..n1 {
+                    let expected = if h == 0 {
+                        w[(h, m)] * 2f64.powi(k)
+                    } else {
+                        w[(h, m)]
+                    };
+                    assert_eq!(c.dense.weights()[(h, m)].to_bits(), expected.to_bits());
+                }
+            }
+        }
+    }
+
     /// [`EntryWise`] under the scalar instruction set and each one of the
     /// machine (`V3`, 4 lanes; `V4`, 8) is its definition, bit for bit in
     /// the marginals and the sweep's sums, at every tail length, both
