@@ -523,14 +523,18 @@ impl<E: Engine> Model<E> {
                 .iter()
                 .zip(scores.chunks_exact(n1 * n1))
                 .map(|(share, theta)| {
-                    let mut out = Matrix::zeros(n1, n1);
+                    // Every entry written once (no zeroed matrix first).
                     let arcs = w.iter().zip(share.as_slice()).zip(theta);
-                    for (o, ((x, s), &t)) in out.as_mut_slice().iter_mut().zip(arcs) {
+                    let seeds = arcs.map(|((x, s), &t)| {
                         let defined = !(x.clone() * s.clone()).is_zero();
                         let v = E::Scalar::from_f64(sign * t);
-                        *o = if defined { v } else { E::Scalar::zero() };
-                    }
-                    out
+                        if defined {
+                            v
+                        } else {
+                            E::Scalar::zero()
+                        }
+                    });
+                    Matrix::from_row_major(n1, n1, seeds.collect())
                 })
                 .collect(),
         )
