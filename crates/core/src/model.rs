@@ -24,6 +24,9 @@ pub struct Model<E: Engine> {
     /// The `f64` graph, kept for zeroth-order quantities that need the
     /// Laplacian of transformed weights (Rényi entropy, `ℓ_p` norms).
     source: Option<Graph<f64>>,
+    /// Whether every marginal the factors keep is finite, decided on the
+    /// first [`Model::marginals_kept`] (an `O(n²)` sweep once, not per call).
+    finite_marginals: std::sync::OnceLock<bool>,
 }
 
 impl<E: Engine> Model<E> {
@@ -81,6 +84,7 @@ impl<E: Engine> Model<E> {
             tree: graph.spanning_tree(rooting),
             factors,
             source: None,
+            finite_marginals: std::sync::OnceLock::new(),
         })
     }
 
@@ -213,7 +217,7 @@ impl<E: Engine> Model<E> {
         if !norm.is_finite() || accuracy.bits() >= crate::engine::DERIVATIVE_BITS {
             return Ok(());
         }
-        let mu = self.marginals()?;
+        let mu = self.marginals_kept()?;
         Err(
             crate::engine::derivative_check::refusal(accuracy, &mu, self.weights(), self.rooting)
                 .into(),
@@ -294,11 +298,15 @@ impl<E: Engine> Model<E> {
 
     /// [`Model::marginals`], borrowed from the factors where they keep
     /// them ([`Factors::marginals_kept`]): the same matrix, no `O(n²)` copy
-    /// per call.
+    /// per call, and checked finite once (the factors return the same
+    /// marginals on every call).
     pub(crate) fn marginals_kept(&self) -> Result<std::borrow::Cow<'_, Matrix<E::Scalar>>> {
         self.ready()?;
         let mu = self.factors.marginals_kept()?;
-        if all_finite(mu.as_slice()) {
+        if *self
+            .finite_marginals
+            .get_or_init(|| all_finite(mu.as_slice()))
+        {
             Ok(mu)
         } else {
             Err(Numerical::NotFinite.into())
@@ -372,11 +380,13 @@ impl<E: Engine> Model<E> {
         Ok(shares
             .iter()
             .map(|share| {
-                let mut ml = mu.as_ref().clone();
-                for (x, s) in ml.as_mut_slice().iter_mut().zip(share.as_slice()) {
-                    *x *= s;
-                }
-                ml
+                // Each product written once (no copy of `μ` to scale in place).
+                let products = mu.as_slice().iter().zip(share.as_slice()).map(|(x, s)| {
+                    let mut x = x.clone();
+                    x *= s;
+                    x
+                });
+                Matrix::from_row_major(mu.rows(), mu.cols(), products.collect())
             })
             .collect::<Vec<_>>()
             .into())
@@ -513,14 +523,18 @@ impl<E: Engine> Model<E> {
                 .iter()
                 .zip(scores.chunks_exact(n1 * n1))
                 .map(|(share, theta)| {
-                    let mut out = Matrix::zeros(n1, n1);
+                    // Every entry written once (no zeroed matrix first).
                     let arcs = w.iter().zip(share.as_slice()).zip(theta);
-                    for (o, ((x, s), &t)) in out.as_mut_slice().iter_mut().zip(arcs) {
+                    let seeds = arcs.map(|((x, s), &t)| {
                         let defined = !(x.clone() * s.clone()).is_zero();
                         let v = E::Scalar::from_f64(sign * t);
-                        *o = if defined { v } else { E::Scalar::zero() };
-                    }
-                    out
+                        if defined {
+                            v
+                        } else {
+                            E::Scalar::zero()
+                        }
+                    });
+                    Matrix::from_row_major(n1, n1, seeds.collect())
                 })
                 .collect(),
         )

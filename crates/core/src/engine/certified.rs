@@ -200,8 +200,10 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 /// ([`Factors::cancellation_free`]): it never reads second-order answers
 /// from the inverse.
 pub struct Certified<F: Factorization<Scalar = f64>> {
-    /// The weights as given.
-    weights: Matrix<f64>,
+    /// The weights as given, when the dense Laplacian's root row is scaled
+    /// (`k ≠ 0`); `None` when it is not: the dense factors' weights are
+    /// then the given ones, one matrix for both ([`Certified::given`]).
+    given: Option<Matrix<f64>>,
     /// Single-root: the power of two `2^k` the root row of the dense
     /// Laplacian is scaled by (`1` multi-root).
     root_scale: PowerOfTwo,
@@ -258,20 +260,27 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         } else {
             PowerOfTwo(0)
         };
-        let dense =
-            Dense::new(scale.scaled_roots(&weights), rooting, factorize).with_product_estimates();
+        // Unscaled, the dense factors keep the weights as given: no copy.
+        let (given, scaled) = if scale.0 == 0 {
+            (None, weights)
+        } else {
+            let scaled = scale.scaled_roots(&weights);
+            (Some(weights), scaled)
+        };
+        let dense = Dense::new(scaled, rooting, factorize).with_product_estimates();
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
         let ln = unscaled_ln(ln, scale);
         let certified = ln_det_certified(dense.zero_pivot().is_none(), sign, ln, error);
+        let weights = given.as_ref().unwrap_or_else(|| dense.weights());
         let n = weights.rows().saturating_sub(1);
         let row_sum = if !certified && rooting == Rooting::Multi {
-            RowSum::certified(&weights, factorize)
+            RowSum::certified(weights, factorize)
         } else {
             None
         };
         let certified_factors = Certified {
-            weights,
+            given,
             root_scale: scale,
             dense,
             inverse: OnceLock::new(),
@@ -286,6 +295,12 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             certified_factors.eliminated();
         }
         certified_factors
+    }
+
+    /// The weights as given: the dense factors' own when the root row is
+    /// not scaled. `O(1)`.
+    fn given(&self) -> &Matrix<f64> {
+        self.given.as_ref().unwrap_or_else(|| self.dense.weights())
     }
 
     /// Whether the dense factorisation answers (`ln Z`, derivatives).
@@ -335,7 +350,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
     /// The elimination, formed on first use.
     fn eliminated(&self) -> &Eliminated<f64, F> {
         self.eliminated.get_or_init(|| {
-            let (weights, rooting) = (self.weights.clone(), self.dense.rooting());
+            let (weights, rooting) = (self.given().clone(), self.dense.rooting());
             if !self.certified && self.row_sum.is_none() {
                 return Eliminated::new(weights, rooting, self.factorize);
             }
@@ -440,7 +455,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             if let (false, Some(row_sum)) = (self.certified, &self.row_sum) {
                 let mut refined = 0;
                 if self.eliminated.get().is_none() {
-                    match row_sum.marginals(&self.weights) {
+                    match row_sum.marginals(self.given()) {
                         (Some(mu), k) => return (Ok(mu), true, 0, k),
                         (None, k) => refined = k,
                     }
@@ -450,7 +465,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                     return (e.marginals(), false, 0, refined);
                 }
                 return (
-                    eliminated_marginals(&self.weights, Rooting::Multi),
+                    eliminated_marginals(self.given(), Rooting::Multi),
                     false,
                     0,
                     refined,
@@ -480,7 +495,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             // column to the elimination; the sweep over the marginals
             // `EntryWise` wrote, where none was refined after it.
             let certain = |mu: &Matrix<f64>, sweep: &[f64]| {
-                let (w, threshold) = (&self.weights, DENSE_UNCERTAINTY);
+                let (w, threshold) = (self.given(), DENSE_UNCERTAINTY);
                 if sweep.is_empty() {
                     return dense::nearly_certain_word(mu, w, Rooting::Single, threshold);
                 }
@@ -524,7 +539,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
     type Scalar = f64;
 
     fn weights(&self) -> &Matrix<f64> {
-        &self.weights
+        self.given()
     }
 
     fn rooting(&self) -> Rooting {
@@ -651,7 +666,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         // deterministic graphs): the elimination, whose running estimate
         // judges every entry (and escalates by it), where the dense estimate
         // is only norm-wise.
-        if super::eliminated::spread_beyond_f64(&self.weights) {
+        if super::eliminated::spread_beyond_f64(self.given()) {
             return self.eliminated().marginals_vjp(seed);
         }
         let v = self.dense.marginals_vjp(seed)?;
@@ -1299,6 +1314,43 @@ mod tests {
             (sweep[m], sweep[n1 + m], sweep[2 * n1 + m]) = (top, sum, allowed);
         }
         (mu, failed, sweep)
+    }
+
+    /// The weights the factors answer are those given, whether the dense
+    /// Laplacian's root row was scaled (the given ones kept apart) or not
+    /// (one matrix, the dense factors'); the dense factors hold row `0`
+    /// times `2^k` and the other rows as given, bit for bit.
+    #[test]
+    fn weights_are_the_given_ones_shared_when_unscaled() {
+        use crate::linalg::PartialPivLu;
+        let n1 = 7;
+        for (rooting, root, scaled) in [
+            (Rooting::Single, 1e-3, true),
+            (Rooting::Single, 1.0, false),
+            (Rooting::Multi, 1e-3, false),
+        ] {
+            let w = Matrix::from_fn(n1, n1, |h, m| match (h, m) {
+                (_, 0) => 0.0,
+                _ if h == m => 0.0,
+                (0, _) => root * (1.0 + m as f64 / 7.0),
+                _ => 0.5 + ((h * 7 + m * 3) % 5) as f64 / 5.0,
+            });
+            let c = Certified::new(w.clone(), rooting, PartialPivLu::new);
+            assert_eq!(c.weights(), &w);
+            assert_eq!(c.root_scale.0 != 0, scaled);
+            assert_eq!(c.given.is_some(), scaled);
+            let k = c.root_scale.0;
+            for h in 0..n1 {
+                for m in 0..n1 {
+                    let expected = if h == 0 {
+                        w[(h, m)] * 2f64.powi(k)
+                    } else {
+                        w[(h, m)]
+                    };
+                    assert_eq!(c.dense.weights()[(h, m)].to_bits(), expected.to_bits());
+                }
+            }
+        }
     }
 
     /// [`EntryWise`] under the scalar instruction set and each one of the

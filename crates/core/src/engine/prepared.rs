@@ -307,10 +307,6 @@ impl<S: FromScore> Prepared<S> {
     /// weights lie in `[0, |labels|]`.
     /// `O(|labels| n²)`.
     pub fn shifted<W: Scalar>(graph: &Graph<W>, convert: impl Fn(&W) -> S) -> Self {
-        let n = graph.n();
-        let mut weights = Matrix::zeros(n + 1, n + 1);
-        let mut shift = vec![0.0; n + 1];
-        let mut lost = None;
         if graph.labels() == 1 && graph.potentials() == Potentials::Scores {
             return unlabeled_scores(graph, true)
                 .expect("unlabeled_scores refuses no weight when shifted");
@@ -320,6 +316,12 @@ impl<S: FromScore> Prepared<S> {
             return labeled_scores(graph, true)
                 .expect("labeled_scores refuses no weight when shifted");
         }
+        // Only now: the routes above form their own weights (a zeroed
+        // `(n+1)²` buffer was formed and dropped unused before them).
+        let n = graph.n();
+        let mut weights = Matrix::zeros(n + 1, n + 1);
+        let mut shift = vec![0.0; n + 1];
+        let mut lost = None;
         for m in 1..=n {
             let logs: Vec<f64> = (0..=n).map(|h| graph.log_weight(h, m)).collect();
             let c = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
