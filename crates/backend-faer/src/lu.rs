@@ -262,7 +262,7 @@ impl Factorization for Lu {
         // rows in order: the same sums as column by column, compiled for
         // the detected instruction set (it ran on SSE2 before).
         let mut column = vec![0.0; n];
-        pulp::Arch::new().dispatch(ColumnSums {
+        crate::kernel::arch().dispatch(ColumnSums {
             a: self.original.as_slice(),
             column: &mut column,
         });
