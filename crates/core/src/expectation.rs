@@ -209,33 +209,14 @@ impl<E: Engine> Model<E> {
         a: &[E::Scalar],
     ) -> Vec<Matrix<E::Scalar>> {
         let n1 = self.n() + 1;
-        // `Σ_i a_i r_{e,i}` over the entry's coefficients in range.
-        let dot = |values: &[(usize, E::Scalar)]| {
+        let mut seeds = vec![Matrix::zeros(n1, n1); self.labels()];
+        for (arc, values) in r.entries() {
             let mut g = E::Scalar::zero();
             for (i, v) in values {
                 if let Some(a) = a.get(*i) {
                     g += a.clone() * v.clone();
                 }
             }
-            g
-        };
-        let mut seeds = vec![Matrix::zeros(n1, n1); self.labels()];
-        if let [seed] = seeds.as_mut_slice() {
-            // One matrix (unlabeled, or one label): every entry of label
-            // `None` or `0` lands in it, in the same order, so the same bits.
-            let seed = seed.as_mut_slice();
-            for (arc, values) in r.entries() {
-                if arc.label.is_some_and(|l| l != 0) {
-                    continue;
-                }
-                if let Some(x) = seed.get_mut(arc.head * n1 + arc.dependent) {
-                    *x += dot(values);
-                }
-            }
-            return seeds;
-        }
-        for (arc, values) in r.entries() {
-            let g = dot(values);
             let k = arc.head * n1 + arc.dependent;
             match arc.label {
                 Some(l) => {

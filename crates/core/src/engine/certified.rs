@@ -384,20 +384,10 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let x = self.dense.inverse()?;
         let w = self.dense.weights();
         let single = self.dense.rooting() == Rooting::Single;
-        let n1 = w.rows();
         let bound = 2f64.powi(-CERTIFY_MARGINAL_BITS) / self.entry_error;
-        let mut mu = Matrix::zeros(n1, n1);
-        let mut sweep = vec![0.0f64; if single { 3 * n1 } else { 0 }];
-        let failed = Arch::new().dispatch(EntryWise {
-            x: x.as_slice(),
-            w: w.as_slice(),
-            out: mu.as_mut_slice(),
-            n1,
-            single,
-            bound,
-            sweep: &mut sweep,
-        });
-        Ok((mu, failed, sweep))
+        Ok(entry_wise(x, w, single, bound, single, |e| {
+            Arch::new().dispatch(e)
+        }))
     }
 
     /// The columns `failed` of the dense marginals `mu` after one step of
@@ -928,6 +918,33 @@ impl WithSimd for EntryWise<'_> {
     }
 }
 
+/// [`EntryWise`] of the inverse `x` and the weights `w` into new marginals
+/// (`(n + 1)²`, column `0` zero) and, when `swept`, a new column sweep
+/// (`3(n + 1)`; empty otherwise), run by `run` (an instruction-set
+/// dispatch, or one instruction set in the tests). `O(n²)`.
+fn entry_wise(
+    x: &Matrix<f64>,
+    w: &Matrix<f64>,
+    single: bool,
+    bound: f64,
+    swept: bool,
+    run: impl FnOnce(EntryWise<'_>) -> Vec<usize>,
+) -> DenseMarginals {
+    let n1 = w.rows();
+    let mut mu = Matrix::zeros(n1, n1);
+    let mut sweep = vec![0.0f64; if swept { 3 * n1 } else { 0 }];
+    let failed = run(EntryWise {
+        x: x.as_slice(),
+        w: w.as_slice(),
+        out: mu.as_mut_slice(),
+        n1,
+        single,
+        bound,
+        sweep: &mut sweep,
+    });
+    (mu, failed, sweep)
+}
+
 /// One row of [`EntryWise`] over the words `j` (`a`, `b`, the weights `w`
 /// and the marginals `out` of that row, the state of every column): whole
 /// vectors, then one partial vector for the tail.
@@ -1377,18 +1394,7 @@ mod tests {
                     seen_failed += usize::from(!failed_def.is_empty());
                     for swept in [false, true] {
                         let run = |simd: &dyn Fn(EntryWise<'_>) -> Vec<usize>| {
-                            let mut mu = Matrix::zeros(n1, n1);
-                            let mut sweep = vec![0.0; if swept { 3 * n1 } else { 0 }];
-                            let failed = simd(EntryWise {
-                                x: x.as_slice(),
-                                w: w.as_slice(),
-                                out: mu.as_mut_slice(),
-                                n1,
-                                single,
-                                bound,
-                                sweep: &mut sweep,
-                            });
-                            (mu, failed, sweep)
+                            entry_wise(&x, &w, single, bound, swept, simd)
                         };
                         #[allow(unused_mut)]
                         let mut runs = vec![run(&|e| e.with_simd(pulp::Scalar::new()))];
