@@ -30,10 +30,11 @@ fn main() {
         let dir = std::path::Path::new(args.get(2).expect("op_loop corpus DIR [PASSES]"));
         let passes: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
         let (graphs, _) = spantree_bench::speed::corpus_graphs(dir, 2021).expect("treebanks");
+        let pool = spantree_bench::speed::corpus_pool(1);
         let start = std::time::Instant::now();
         let mut sum = 0.0;
         for _ in 0..passes {
-            sum += spantree_bench::speed::corpus_pass(&graphs, 1);
+            sum += spantree_bench::speed::corpus_pass(&graphs, &pool);
         }
         let per = start.elapsed().as_secs_f64() / passes as f64;
         println!("corpus: {:.1} ms per pass ({sum})", per * 1e3);

@@ -411,18 +411,28 @@ pub fn markdown(rows: &[Measured]) -> String {
     s
 }
 
-/// Entropy and its gradient for every graph, on `threads` worker threads
-/// (rayon, one sentence per task), default engine, single-root; returns the
-/// sum of the entropies.
+/// A rayon pool of `threads` workers for the corpus passes. Build it once
+/// and keep it across passes, as the command keeps one for its whole run:
+/// a pool per pass would time the threads' start and their allocator's
+/// fresh pages (about 110 page faults per pass) with every pass.
 ///
 /// # Panics
-/// If a sentence fails or the pool cannot start.
-pub fn corpus_pass(graphs: &[Graph], threads: usize) -> f64 {
-    use rayon::prelude::*;
-    let pool = rayon::ThreadPoolBuilder::new()
+/// If the pool cannot start.
+pub fn corpus_pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .expect("thread pool");
+        .expect("thread pool")
+}
+
+/// Entropy and its gradient for every graph, on the workers of `pool`
+/// ([`corpus_pool`]; one sentence per task), default engine, single-root;
+/// returns the sum of the entropies.
+///
+/// # Panics
+/// If a sentence fails.
+pub fn corpus_pass(graphs: &[Graph], pool: &rayon::ThreadPool) -> f64 {
+    use rayon::prelude::*;
     pool.install(|| {
         graphs
             .par_iter()
@@ -467,18 +477,18 @@ pub fn corpus_graphs(
 }
 
 /// The bare kernel of every graph (exponentials, LU, inverse and two
-/// solves: that of `grad_entropy`) on `threads` worker threads, as
+/// solves: that of `grad_entropy`) on the workers of `pool`, as
 /// [`corpus_pass`] runs the op: the floor of the whole-corpus time. `scores`
 /// are the graphs' score matrices ([`score_matrix_of`]).
 ///
 /// # Panics
-/// If the pool cannot start or a Laplacian is singular.
-pub fn corpus_kernel_pass(scores: &[Matrix<f64>], engine: KernelEngine, threads: usize) -> f64 {
+/// If a Laplacian is singular.
+pub fn corpus_kernel_pass(
+    scores: &[Matrix<f64>],
+    engine: KernelEngine,
+    pool: &rayon::ThreadPool,
+) -> f64 {
     use rayon::prelude::*;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
     pool.install(|| {
         scores
             .par_iter()
