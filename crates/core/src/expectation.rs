@@ -180,10 +180,28 @@ impl<E: Engine> Model<E> {
         // graph, and none where it is one: `μ · 1` and `1 · r` are exact, so
         // skipping them keeps every bit. Features naming no label take the
         // loop without shares.
-        let shares = self.is_labeled() && r.reach.labels > 0;
+        if self.is_labeled() && r.reach.labels > 0 {
+            self.accumulate::<true>(r, mu, (&top, &rest), &mut total);
+        } else {
+            self.accumulate::<false>(r, mu, (&top, &rest), &mut total);
+        }
+        Ok(total.into_iter().map(Compensated::value).collect())
+    }
+
+    /// The body of [`Model::expect_additive`]: each entry's `μ_e s r_e` into
+    /// `total`, the label share `s` read only when `SHARES` (a labeled graph
+    /// and some entry naming a label). `O(R')`.
+    fn accumulate<const SHARES: bool>(
+        &self,
+        r: &ArcFeatures<E::Scalar>,
+        mu: &[E::Scalar],
+        (top, rest): (&[usize], &[E::Scalar]),
+        total: &mut [Compensated<E::Scalar>],
+    ) {
+        let n1 = self.n() + 1;
         for (arc, values) in r.entries() {
             let (h, m) = (arc.head, arc.dependent);
-            let share = (shares && arc.label.is_some()).then(|| self.share(*arc));
+            let share = (SHARES && arc.label.is_some()).then(|| self.share(*arc));
             let mu_e = &mu[h * n1 + m];
             let weight = match &share {
                 Some(s) => mu_e.clone() * s.clone(),
@@ -208,7 +226,6 @@ impl<E: Engine> Model<E> {
                 }
             }
         }
-        Ok(total.into_iter().map(Compensated::value).collect())
     }
 
     /// The total `r̄ = Σ_d w(d) r(d) = Z · E[r]` ("T1"). On stabilised
@@ -323,6 +340,14 @@ fn top_and_rest<S: Scalar>(mu: &[S], n1: usize) -> (Vec<usize>, Vec<S>) {
     let mut top = vec![usize::MAX; n1];
     let mut rest = vec![S::zero(); n1];
     for (h, row) in mu.chunks_exact(n1).enumerate() {
+        // A row without an entry above 1/2 names no top head: every entry
+        // joins its word's sum, in one pass without branches.
+        if !row.iter().fold(false, |any, x| any | (x.to_f64() > 0.5)) {
+            for (r, x) in rest.iter_mut().zip(row) {
+                *r += x;
+            }
+            continue;
+        }
         for (m, ((t, r), x)) in top.iter_mut().zip(&mut rest).zip(row).enumerate() {
             if crate::gradient::first_above_half(*t, h, m, x) {
                 *t = h;
