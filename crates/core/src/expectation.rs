@@ -283,21 +283,6 @@ impl<E: Engine> Model<E> {
             }
             g
         };
-        if let [seed] = seeds.as_mut_slice() {
-            // One label (`0`): every entry of a label-free arc or of label
-            // `0` adds to the one seed, in the general loop's order.
-            let seed = seed.as_mut_slice();
-            for (arc, values) in r.entries() {
-                if arc.label.is_some_and(|l| l != 0) {
-                    continue;
-                }
-                let g = dot(values);
-                if let Some(x) = seed.get_mut(arc.head * n1 + arc.dependent) {
-                    *x += g;
-                }
-            }
-            return seeds;
-        }
         for (arc, values) in r.entries() {
             let g = dot(values);
             let k = arc.head * n1 + arc.dependent;
