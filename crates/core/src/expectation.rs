@@ -274,17 +274,13 @@ impl<E: Engine> Model<E> {
     ) -> Vec<Matrix<E::Scalar>> {
         let n1 = self.n() + 1;
         let mut seeds = vec![Matrix::zeros(n1, n1); self.labels()];
-        let dot = |values: &[(usize, E::Scalar)]| {
+        for (arc, values) in r.entries() {
             let mut g = E::Scalar::zero();
             for (i, v) in values {
                 if let Some(a) = a.get(*i) {
                     g += a.clone() * v.clone();
                 }
             }
-            g
-        };
-        for (arc, values) in r.entries() {
-            let g = dot(values);
             let k = arc.head * n1 + arc.dependent;
             match arc.label {
                 Some(l) => {
