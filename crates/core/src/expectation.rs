@@ -21,9 +21,9 @@ pub struct ArcFeatures<S> {
     reach: Reach,
 }
 
-/// What the entries' arcs reach, kept up to date by [`ArcFeatures::push`]:
-/// checking every arc against a graph is then `O(1)` per call instead of
-/// `O(1)` per entry.
+/// What the entries' arcs reach, kept up to date by [`ArcFeatures::push`]
+/// (a function of the entries): checking every arc against a graph is then
+/// `O(1)` per call instead of `O(1)` per entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Reach {
     /// The largest head or dependent named.
