@@ -135,3 +135,41 @@ fn seeds_are_the_coefficient_weighted_features_per_arc() {
         assert_eq!(got, want, "labels {labels:?}");
     }
 }
+
+/// Every way an entry can name no arc of a graph of `N` words and `count`
+/// labels (by definition: a head or dependent beyond `N`, the root as
+/// dependent, a self-loop, a label of no graph's label), pushed after the
+/// valid entries and before a second bad one: every contraction and GE
+/// answers `NoSuchArc` naming it, on graphs without labels and with two.
+#[test]
+fn the_first_entry_naming_no_arc_is_the_error() {
+    let arc = |head, dependent, label| ArcRef {
+        head,
+        dependent,
+        label,
+    };
+    let a = [q(0.75), q(-2.0), q(5.0)];
+    for (labels, count) in [(None, 1), (Some(2), 2)] {
+        let model = Model::new(Exact, &graph(labels), Rooting::Single).expect("valid graph");
+        let bad = [
+            arc(N + 1, 1, None),
+            arc(0, N + 1, None),
+            arc(2, 0, None),
+            arc(3, 3, None),
+            arc(0, 1, Some(count)),
+            arc(1, 2, Some(usize::MAX)),
+        ];
+        for b in bad {
+            let mut f = features(count);
+            f.push(b, vec![(0, q(1.0))])
+                .expect("index below the dimension");
+            f.push(arc(N + 2, N + 2, None), vec![(1, q(1.0))])
+                .expect("index below the dimension");
+            let want = || Some(spantree_core::Error::NoSuchArc { arc: b, n: N });
+            assert_eq!(model.expect_additive(&f).err(), want(), "{b}");
+            assert_eq!(model.contract_features(&f, &a).err(), want(), "{b}");
+            assert_eq!(model.ge_objective(&f, &a).err(), want(), "{b}");
+            assert_eq!(model.grad_ge_objective(&f, &a).err(), want(), "{b}");
+        }
+    }
+}
