@@ -213,6 +213,11 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     /// scaled one's times `2^k`).
     inverse: OnceLock<Result<Matrix<f64>, Numerical>>,
     certified: bool,
+    /// `(sign, ln |det L|)` of the dense LU, unscaled (`ln |det L'| − k ln
+    /// 2`): formed once for the certification, and answered by
+    /// [`Factors::ln_abs_det`] when certified (no second pass of `n`
+    /// logarithms).
+    dense_ln_abs_det: (Sign, f64),
     /// The estimated relative error of an entry of `X`, when certified.
     entry_error: f64,
     eliminated: OnceLock<Eliminated<f64, F>>,
@@ -285,6 +290,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             dense,
             inverse: OnceLock::new(),
             certified,
+            dense_ln_abs_det: (sign, ln),
             entry_error: error + 8.0 * n as f64 * f64::EPSILON,
             eliminated: OnceLock::new(),
             row_sum,
@@ -556,8 +562,7 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
 
     fn ln_abs_det(&self) -> (Sign, f64) {
         if self.certified {
-            let (sign, ln) = self.dense.ln_abs_det();
-            (sign, unscaled_ln(ln, self.root_scale))
+            self.dense_ln_abs_det
         } else if let Some(row_sum) = &self.row_sum {
             (Sign::Positive, row_sum.log_z)
         } else {
@@ -1354,6 +1359,13 @@ mod tests {
             });
             let c = Certified::new(w.clone(), rooting, PartialPivLu::new);
             assert_eq!(c.weights(), &w);
+            // `ln |det L|` as formed once for the certification is the dense
+            // LU's, unscaled, bit for bit.
+            assert!(c.is_certified());
+            let (sign, ln) = c.dense.ln_abs_det();
+            let (kept_sign, kept) = c.ln_abs_det();
+            assert_eq!(kept_sign, sign);
+            assert_eq!(kept.to_bits(), unscaled_ln(ln, c.root_scale).to_bits());
             assert_eq!(c.root_scale.0 != 0, scaled);
             assert_eq!(c.given.is_some(), scaled);
             let k = c.root_scale.0;

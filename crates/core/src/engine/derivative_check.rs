@@ -1083,7 +1083,7 @@ fn centred_f64_body<Sm: Simd>(
 /// Fewer columns than lanes take the scalar instruction set instead
 /// (`pulp::Scalar`, one lane), so that every load and store is a whole
 /// vector.
-fn column_blocks(cols: usize, lanes: usize) -> impl Iterator<Item = usize> {
+pub(crate) fn column_blocks(cols: usize, lanes: usize) -> impl Iterator<Item = usize> {
     let count = if cols >= lanes {
         cols.div_ceil(lanes)
     } else {
@@ -1094,7 +1094,7 @@ fn column_blocks(cols: usize, lanes: usize) -> impl Iterator<Item = usize> {
 
 /// The `Sm::F64_LANES` values of `s` from `at`, as a vector.
 #[inline(always)]
-fn load_lanes<Sm: Simd>(_simd: Sm, s: &[f64], at: usize) -> Sm::f64s {
+pub(crate) fn load_lanes<Sm: Simd>(_simd: Sm, s: &[f64], at: usize) -> Sm::f64s {
     Sm::as_simd_f64s(&s[at..at + Sm::F64_LANES]).0[0]
 }
 
