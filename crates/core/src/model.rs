@@ -27,6 +27,12 @@ pub struct Model<E: Engine> {
     /// Whether every marginal the factors keep is finite, decided on the
     /// first [`Model::marginals_kept`] (an `O(n²)` sweep once, not per call).
     finite_marginals: std::sync::OnceLock<bool>,
+    /// [`Model::log_partition`], decided on its first call: an `O(n²)`
+    /// accuracy check and a logarithm per pivot once, not per query.
+    ln_z: std::sync::OnceLock<Result<f64>>,
+    /// [`Model::ready`], decided on its first call (it reads only the
+    /// factors, which do not change).
+    readiness: std::sync::OnceLock<Result<()>>,
 }
 
 impl<E: Engine> Model<E> {
@@ -85,6 +91,8 @@ impl<E: Engine> Model<E> {
             factors,
             source: None,
             finite_marginals: std::sync::OnceLock::new(),
+            ln_z: std::sync::OnceLock::new(),
+            readiness: std::sync::OnceLock::new(),
         })
     }
 
@@ -156,6 +164,13 @@ impl<E: Engine> Model<E> {
     /// # Ok::<(), spantree_core::Error>(())
     /// ```
     pub fn log_partition(&self) -> Result<f64> {
+        self.ln_z
+            .get_or_init(|| self.compute_log_partition())
+            .clone()
+    }
+
+    /// The body of [`Model::log_partition`], run once per model. `O(n²)`.
+    fn compute_log_partition(&self) -> Result<f64> {
         if self.tree.is_err() {
             return Ok(f64::NEG_INFINITY);
         }
@@ -201,10 +216,15 @@ impl<E: Engine> Model<E> {
 
     /// Everything a derivative needs: a spanning tree, a trusted `ln Z`, and
     /// factors accurate enough for derivatives ([`DERIVATIVE_TOLERANCE`]).
+    /// Decided once per model. `O(1)` after the first call.
     pub(crate) fn ready(&self) -> Result<()> {
-        self.tree.map_err(Error::NoSpanningTree)?;
-        self.log_partition()?;
-        Ok(self.factors.check_accuracy(DERIVATIVE_TOLERANCE)?)
+        self.readiness
+            .get_or_init(|| {
+                self.tree.map_err(Error::NoSpanningTree)?;
+                self.log_partition()?;
+                Ok(self.factors.check_accuracy(DERIVATIVE_TOLERANCE)?)
+            })
+            .clone()
     }
 
     /// Refuses a gradient of (Frobenius) norm `norm` whose estimated
