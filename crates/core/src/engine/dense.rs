@@ -1189,6 +1189,37 @@ mod tests {
                         );
                     }
                 }
+                // Every case of the options (without a seed `ḡ = 1` is not
+                // multiplied, without `Y` nothing is subtracted), a weight
+                // of zero in each column, against the definition.
+                for (h, m) in (1..=n).map(|m| ((m + 1) % (n + 1), m)) {
+                    w[(h, m)] = 0.0;
+                }
+                for (with_seed, with_y) in
+                    [(true, true), (true, false), (false, true), (false, false)]
+                {
+                    let (s, yy) = (with_seed.then_some(&seed), with_y.then_some(&y));
+                    let v = vjp_glue(s, &w, &x, yy, rooting);
+                    for h in 0..=n {
+                        for m in 0..=n {
+                            let expected = if m == 0 || h == m || w[(h, m)] == 0.0 {
+                                0.0
+                            } else {
+                                let gx = read_entries(&x, rooting, h, m);
+                                let mut d = if with_seed { seed[(h, m)] * gx } else { gx };
+                                if with_y {
+                                    d -= read_entries(&y, rooting, h, m);
+                                }
+                                d * w[(h, m)]
+                            };
+                            assert_eq!(
+                                v[(h, m)].to_bits(),
+                                expected.to_bits(),
+                                "{rooting:?} n = {n} ({with_seed}, {with_y}) arc {h} → {m}"
+                            );
+                        }
+                    }
+                }
             }
         }
     }
