@@ -1143,6 +1143,21 @@ mod tests {
                 }
                 let x = matrix(n, n, 41 + n as u64);
                 let y = matrix(n, n, 53 + n as u64);
+                // The per-arc definition, `w (ḡ gx − gy)` (without a seed
+                // `ḡ = 1` is not multiplied, without `Y` nothing is
+                // subtracted), zero off the arcs and where `w` is.
+                let definition =
+                    |w: &Matrix<f64>, h: usize, m: usize, seeded: bool, with_y: bool| {
+                        if m == 0 || h == m || w[(h, m)] == 0.0 {
+                            return 0.0;
+                        }
+                        let gx = read_entries(&x, rooting, h, m);
+                        let mut d = if seeded { seed[(h, m)] * gx } else { gx };
+                        if with_y {
+                            d -= read_entries(&y, rooting, h, m);
+                        }
+                        d * w[(h, m)]
+                    };
                 let ct = weighted_adjoint(&seed, &w, rooting);
                 assert_eq!(ct, weighted_adjoint_transposed(&seed, &w, rooting));
                 let v = vjp_glue(Some(&seed), &w, &x, Some(&y), rooting);
@@ -1170,13 +1185,7 @@ mod tests {
                 }
                 for h in 0..=n {
                     for m in (1..=n).filter(|&m| m != h) {
-                        let expected = if w[(h, m)] == 0.0 {
-                            0.0
-                        } else {
-                            let mut d = seed[(h, m)] * read_entries(&x, rooting, h, m);
-                            d -= read_entries(&y, rooting, h, m);
-                            d * w[(h, m)]
-                        };
+                        let expected = definition(&w, h, m, true, true);
                         assert_eq!(
                             v[(h, m)].to_bits(),
                             expected.to_bits(),
@@ -1189,9 +1198,8 @@ mod tests {
                         );
                     }
                 }
-                // Every case of the options (without a seed `ḡ = 1` is not
-                // multiplied, without `Y` nothing is subtracted), a weight
-                // of zero in each column, against the definition.
+                // Every case of the options, a weight of zero in each
+                // column, against the definition.
                 for (h, m) in (1..=n).map(|m| ((m + 1) % (n + 1), m)) {
                     w[(h, m)] = 0.0;
                 }
@@ -1202,16 +1210,7 @@ mod tests {
                     let v = vjp_glue(s, &w, &x, yy, rooting);
                     for h in 0..=n {
                         for m in 0..=n {
-                            let expected = if m == 0 || h == m || w[(h, m)] == 0.0 {
-                                0.0
-                            } else {
-                                let gx = read_entries(&x, rooting, h, m);
-                                let mut d = if with_seed { seed[(h, m)] * gx } else { gx };
-                                if with_y {
-                                    d -= read_entries(&y, rooting, h, m);
-                                }
-                                d * w[(h, m)]
-                            };
+                            let expected = definition(&w, h, m, with_seed, with_y);
                             assert_eq!(
                                 v[(h, m)].to_bits(),
                                 expected.to_bits(),
