@@ -545,7 +545,7 @@ fn balance_columns<S: Scalar>(v: &mut Matrix<S>, mu: &Matrix<S>) -> Option<usize
 }
 
 /// [`balance_columns`] for `f64`: a block of columns `m ≥ 1` side by side
-/// in one vector (`derivative_check::column_blocks`; blocks that overlap
+/// in one vector (`linalg::column_blocks`; blocks that overlap
 /// redo their common columns the same way), down the rows in the order of
 /// `h`, with each lane's top head so far as an `f64` row index (`−1`
 /// where none yet): row `h` becomes it where none was, `h ≠ m` and
@@ -566,7 +566,7 @@ impl WithSimd for BalanceColumnsF64<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Option<usize> {
-        use crate::engine::derivative_check::{column_blocks, load_lanes};
+        use crate::linalg::{column_blocks, load_lanes};
         /// The most lanes of any instruction set (`f64`s in 512 bits).
         const MAX_LANES: usize = 8;
         let n1 = self.n1;

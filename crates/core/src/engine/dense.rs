@@ -347,10 +347,10 @@ impl<F: Factorization> Factors for Dense<F> {
     /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `(X Cᵀ X)ᵀ`
     /// by [`Factorization::inverse_sandwich_transposed`] (one solve with `n`
     /// right-hand sides and one product whose rows are stored as columns on
-    /// the plain kernel), and the `O(n²)` glue [`product_glue`] reading it,
+    /// the plain kernel), and the `O(n²)` glue `product_glue` reading it,
     /// `G(X)` (formed once per factors) and the seed along rows, each row
     /// of `v` written once: no transpose per product. Below
-    /// [`ROW_GLUE_FROM`] words, `X Cᵀ X` and the column-wise [`vjp_glue`]
+    /// `ROW_GLUE_FROM` words, `X Cᵀ X` and the column-wise `vjp_glue`
     /// (the same bits). `O(n³)`.
     ///
     /// The seed is first centred per word: `ḡ'_hm = ḡ_hm − c_m` on every

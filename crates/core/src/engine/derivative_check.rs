@@ -10,6 +10,7 @@
 use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINTY};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
+use crate::linalg::{column_blocks, load_lanes, store_lanes};
 use crate::matrix::Matrix;
 use crate::scalar::Scalar;
 use pulp::{Arch, Simd, WithSimd};
@@ -1074,34 +1075,6 @@ fn centred_f64_body<Sm: Simd>(
         }
     }
     out
-}
-
-/// The starts of the blocks of `lanes` columns that cover `cols ≥ lanes`
-/// columns: the last block moved back to end at `cols` when `lanes` does
-/// not divide it (its first columns are computed twice, each column the
-/// same way both times: a column's state depends on that column alone).
-/// Fewer columns than lanes take the scalar instruction set instead
-/// (`pulp::Scalar`, one lane), so that every load and store is a whole
-/// vector.
-pub(crate) fn column_blocks(cols: usize, lanes: usize) -> impl Iterator<Item = usize> {
-    let count = if cols >= lanes {
-        cols.div_ceil(lanes)
-    } else {
-        0
-    };
-    (0..count).map(move |b| (b * lanes).min(cols - lanes))
-}
-
-/// The `Sm::F64_LANES` values of `s` from `at`, as a vector.
-#[inline(always)]
-pub(crate) fn load_lanes<Sm: Simd>(_simd: Sm, s: &[f64], at: usize) -> Sm::f64s {
-    Sm::as_simd_f64s(&s[at..at + Sm::F64_LANES]).0[0]
-}
-
-/// Stores `v` into `s` from `at` (the way back of [`load_lanes`]).
-#[inline(always)]
-fn store_lanes<Sm: Simd>(_simd: Sm, s: &mut [f64], at: usize, v: Sm::f64s) {
-    Sm::as_mut_simd_f64s(&mut s[at..at + Sm::F64_LANES]).0[0] = v;
 }
 
 /// `w ≠ 0` lane by lane (true for a NaN, as `!=` is).

@@ -579,11 +579,11 @@ type Centred = (Matrix<f64>, Matrix<f64>, Matrix<f64>);
 const ELIMINATION_ERROR_FACTOR: f64 = 2.0;
 
 /// The entry-wise gate of the elimination's products: on the anchored
-/// route (some arc certain to `2⁻²⁶`, [`nearly_certain`]), a product one
+/// route (some arc certain to `2⁻²⁶`, `nearly_certain`), a product one
 /// of whose entries `≥ 1e-8` of the largest keeps fewer than this many bits
-/// by the running error estimate ([`Accuracy::entry_bits`]) is recomputed
+/// by the running error estimate (`Accuracy::entry_bits`) is recomputed
 /// on [`WideDual`] numbers, although it keeps [`DERIVATIVE_BITS`]
-/// norm-wise. See [`Accuracy::escalates`].
+/// norm-wise. See `Accuracy::escalates`.
 pub const ENTRY_BITS: f64 = 42.0;
 
 /// The entries the entry-wise estimate judges: those at least this
@@ -921,7 +921,7 @@ pub(crate) fn spread_beyond_f64(weights: &Matrix<f64>) -> bool {
 /// select on `>`, from `0`) above `2⁵³` times its smallest positive one
 /// (a select on `<`, from `+∞`, non-positive weights read as `+∞`): the
 /// rows in order, a block of columns side by side in one vector
-/// (`derivative_check::column_blocks`; blocks that overlap judge their
+/// (`linalg::column_blocks`; blocks that overlap judge their
 /// common columns the same way twice), the same selections lane by lane
 /// as one column at a time. Fewer columns than lanes need the scalar
 /// instruction set (every load a whole vector). `O(n²)`, no allocation.
@@ -935,7 +935,7 @@ impl pulp::WithSimd for ColumnSpread<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, simd: S) -> bool {
-        use super::derivative_check::{column_blocks, load_lanes};
+        use crate::linalg::{column_blocks, load_lanes};
         let (n, n1) = (self.n, self.n + 1);
         if n == 0 {
             return false;

@@ -16,6 +16,8 @@
 //!   few ulps with the low bits of `a − b` kept (the weights of the
 //!   preparation, one transcendental per arc); [`exp_difference`] is its
 //!   scalar twin.
+//! * `column_blocks`, `load_lanes`, `store_lanes` (crate-private): blocks of
+//!   columns as whole vectors, for the vectorised `O(n²)` passes.
 //!
 //! Engines with their own kernels (faer's blocked LU, exact Bareiss
 //! elimination over the integers) stay in their backend crates.
@@ -23,6 +25,7 @@
 mod adjugate;
 mod echelon;
 mod exp;
+mod lanes;
 mod partial_piv_lu;
 pub(crate) mod refine;
 
@@ -30,4 +33,5 @@ pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
 pub use exp::{exp_difference, exp_differences};
 pub(crate) use exp::{exp_row, exp_rows};
+pub(crate) use lanes::{column_blocks, load_lanes, store_lanes};
 pub use partial_piv_lu::PartialPivLu;
