@@ -135,4 +135,23 @@ pub(crate) mod testing {
         let mut random = spantree_bruteforce::random::SplitMix64::new(seed);
         move || random.uniform_in(-1.0, 1.0)
     }
+
+    /// An `f64` body under the scalar instruction set and each one of the
+    /// machine (`V3`, 4 lanes; `V4`, 8): the whole and overlapping blocks
+    /// of every width, and the scalar path below one vector.
+    pub(crate) fn by_lanes<Op: pulp::WithSimd + Copy>(op: Op) -> Vec<Op::Output> {
+        use pulp::Simd;
+        #[allow(unused_mut)]
+        let mut out = vec![Simd::vectorize(pulp::Scalar::new(), op)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                out.push(Simd::vectorize(simd, op));
+            }
+            if let Some(simd) = pulp::x86::V4::try_new() {
+                out.push(Simd::vectorize(simd, op));
+            }
+        }
+        out
+    }
 }

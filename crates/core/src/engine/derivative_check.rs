@@ -1301,7 +1301,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
 mod tests {
     use super::*;
 
-    use crate::testing::stream;
+    use crate::testing::{by_lanes, stream};
 
     /// Weights in their layout (column 0 and the diagonal zero) with
     /// forbidden arcs, seeds with ties, constant columns, NaNs, large
@@ -1498,24 +1498,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// An `f64` body under the scalar instruction set and each one of the
-    /// machine (`V3`, 4 lanes; `V4`, 8): the whole and overlapping blocks
-    /// of every width, and the scalar path below one vector.
-    fn by_lanes<Op: WithSimd + Copy>(op: Op) -> Vec<Op::Output> {
-        #[allow(unused_mut)]
-        let mut out = vec![Simd::vectorize(pulp::Scalar::new(), op)];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if let Some(simd) = pulp::x86::V3::try_new() {
-                out.push(Simd::vectorize(simd, op));
-            }
-            if let Some(simd) = pulp::x86::V4::try_new() {
-                out.push(Simd::vectorize(simd, op));
-            }
-        }
-        out
     }
 
     /// The centring under every instruction set is the generic one bit
