@@ -450,13 +450,17 @@ impl<S> Copy for DenseProduct<'_, S> {}
 
 /// [`VjpAccuracy`] without and with the single-root floor of
 /// [`SINGLE_ROOT_LARGEST_FACTOR`], from one pass (`VjpAccuracy::over`);
-/// the two are equal multi-root.
+/// the two are equal multi-root. Single-root on `f64` (`over_f64`) the
+/// same pass also sums the residuals of the product's identities.
 #[derive(Clone, Copy, Debug)]
 struct Estimates {
     /// `c ε s ‖size‖₂`.
     plain: VjpAccuracy,
     /// `c ε s max(‖size‖₂, 20 max_f size_f)` single-root.
     floored: VjpAccuracy,
+    /// `‖r‖₂` of [`residual_accuracy`], when the pass summed it (`f64`,
+    /// single-root): the same bits as its own pass.
+    residual: Option<f64>,
 }
 
 impl Estimates {
@@ -478,6 +482,7 @@ impl Estimates {
         Estimates {
             plain: accuracy(size),
             floored: accuracy(floored),
+            residual: None,
         }
     }
 }
@@ -527,7 +532,7 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
     // identities' residuals measure (`O(n²)`, where the plain estimate
     // keeps the bar); multi-root, the estimate (the floor is single-root).
     let estimate = if single && estimates.plain.bits() >= bar {
-        residual_accuracy(product, estimates.plain)
+        residual_accuracy(product, estimates.plain, estimates.residual)
     } else {
         estimates.floored
     };
@@ -562,7 +567,9 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// `r_m = Σ_h v̂_hm` (over the allowed arcs into `m`) and `r_0 = Σ_m v̂_0m`
 /// of the product `v̂` as computed (before the model's `balance`), each
 /// summed compensated (two-sum), and their norm is
-/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation.
+/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation; `residual`
+/// is that norm when the estimate's pass has summed it already
+/// (`over_f64`, the same bits).
 ///
 /// Why it sees what the floor guards against: an error `δ_m` of an entry
 /// of `X Cᵀ X` that every arc into `m` reads (the diagonal one) enters
@@ -572,7 +579,21 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// plain estimate covers add up in `r_m` as they do in the 2-norm. It is a
 /// measurement of the error, not a bound (an error that cancels within a
 /// column is not seen), hence the factor and the plain estimate beside it.
-fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccuracy) -> VjpAccuracy {
+fn residual_accuracy<S: Scalar>(
+    product: &DenseProduct<'_, S>,
+    plain: VjpAccuracy,
+    residual: Option<f64>,
+) -> VjpAccuracy {
+    let residual = residual.unwrap_or_else(|| column_residual_norm(product));
+    VjpAccuracy {
+        error: plain.error.max(SINGLE_ROOT_RESIDUAL_FACTOR * residual),
+        norm: plain.norm,
+    }
+}
+
+/// `‖r‖₂` of [`residual_accuracy`] by its own pass over the product
+/// ([`ColumnResiduals`], then [`residual_norm`]). `O(n²)`, one allocation.
+fn column_residual_norm<S: Scalar>(product: &DenseProduct<'_, S>) -> f64 {
     let (weights, v) = (product.weights.as_slice(), product.v.as_slice());
     let n1 = product.weights.rows();
     // Per column: the running sum and its compensation, side by side.
@@ -584,7 +605,21 @@ fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccurac
         sums: &mut *sums,
         compensations: &mut *compensations,
     });
-    // The root row's sum, along the row (the order of `m`).
+    residual_norm(&sums[1..], &compensations[1..], weights, v, n1)
+}
+
+/// `‖r‖₂` of [`residual_accuracy`] from the words' compensated column sums
+/// (`sums[j]` and `compensations[j]` for word `j + 1`, in the order of
+/// `h`): the root row's sum taken here, along the row (the order of `m`,
+/// compensated), then `(Σ_m (sum + compensation)² + r_0²)^½` in the order
+/// of `m`. `O(n)`.
+fn residual_norm<S: Scalar>(
+    sums: &[f64],
+    compensations: &[f64],
+    weights: &[S],
+    v: &[S],
+    n1: usize,
+) -> f64 {
     let mut root = (0.0f64, 0.0f64);
     for (w, x) in weights[1..n1].iter().zip(&v[1..n1]) {
         if !w.is_zero() {
@@ -592,18 +627,13 @@ fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccurac
             root = (t, root.1 + lost);
         }
     }
-    let squares = sums[1..]
+    let squares = sums
         .iter()
-        .zip(&compensations[1..])
+        .zip(compensations)
         .chain(std::iter::once((&root.0, &root.1)))
         .map(|(sum, compensation)| (sum + compensation).powi(2))
         .sum::<f64>();
-    VjpAccuracy {
-        error: plain
-            .error
-            .max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
-        norm: plain.norm,
-    }
+    squares.sqrt()
 }
 
 /// `a + b = t + lost` exactly, `t = fl(a + b)` (Knuth's two-sum, branch-free;
@@ -1165,6 +1195,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         return Estimates {
             plain: zero,
             floored: zero,
+            residual: single.then(|| residual_norm(&[], &[], w, v, n1)),
         };
     }
     // Per word `m = j + 1` (index `j`): |X|ᵀ (`n × n`), then the diagonal
@@ -1172,16 +1203,18 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
     // column's sums: the allowed arcs into it, Σ size² (the top arc's
     // apart), Σ size (the balanced size of the top arc), the top arc's size
     // (multi-root, the first `h ≠ m` whose marginal exceeds 1/2), Σ v², the
-    // largest |ḡ'| and the largest size.
+    // largest |ḡ'| and the largest size; single-root, the residual of the
+    // column's identity (`residual_accuracy`: Σ_h v̂_hm over the allowed
+    // arcs, compensated) and its compensation.
     // |X|ᵀ row by row, each read down a column of `X` (written in turn:
     // 4.5 instructions an entry against 9 for the scatter down the columns
     // of |X|ᵀ, `valgrind --tool=callgrind` on `cargo run --release -p
     // spantree-bench --example abs_transpose 36 1000`).
-    let mut buf = Vec::with_capacity(n * n + 9 * n);
+    let mut buf = Vec::with_capacity(n * n + 11 * n);
     for i in 0..n {
         buf.extend(x.chunks_exact(n).map(|xr| xr[i].abs()));
     }
-    buf.resize(n * n + 9 * n, 0.0);
+    buf.resize(n * n + 11 * n, 0.0);
     let (xt, rest) = buf.split_at_mut(n * n);
     let xt = &*xt;
     let (diagonal, rest) = rest.split_at_mut(n);
@@ -1191,7 +1224,9 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
     let (balanced, rest) = rest.split_at_mut(n);
     let (top_size, rest) = rest.split_at_mut(n);
     let (norms, rest) = rest.split_at_mut(n);
-    let (scales, largests) = rest.split_at_mut(n);
+    let (scales, rest) = rest.split_at_mut(n);
+    let (largests, rest) = rest.split_at_mut(n);
+    let (sums, compensations) = rest.split_at_mut(n);
     for (j, (d, m)) in diagonal.iter_mut().zip(words.iter_mut()).enumerate() {
         *d = if single && j == 0 {
             0.0
@@ -1215,6 +1250,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         let words = load(words, at);
         let (mut heads_v, mut squares_v, mut balanced_v, mut top_v) = (zero, zero, zero, zero);
         let (mut norms_v, mut scales_v, mut largests_v) = (zero, zero, zero);
+        let (mut sums_v, mut compensations_v) = (zero, zero);
         let mut found = none;
         for h in 0..n1 {
             // Arc `h → m` of lane `j` at `h n1 + 1 + j`.
@@ -1222,6 +1258,24 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             let wr = load(w, row);
             let counted = allowed(simd, wr);
             heads_v = simd.add_f64s(heads_v, simd.select_f64s(counted, one, zero));
+            let vr = load(v, row);
+            if single {
+                // `ColumnResiduals`: `+0` where the arc is not allowed or
+                // is the diagonal (only the block holding word `h` has it).
+                let on = if h > at && h <= at + Sm::F64_LANES {
+                    let diagonal = simd.equal_f64s(words, simd.splat_f64s(h as f64));
+                    simd.and_m64s(counted, simd.not_m64s(diagonal))
+                } else {
+                    counted
+                };
+                let x = simd.select_f64s(on, vr, zero);
+                let t = simd.add_f64s(sums_v, x);
+                let bv = simd.sub_f64s(t, sums_v);
+                let av = simd.sub_f64s(t, bv);
+                let lost = simd.add_f64s(simd.sub_f64s(sums_v, av), simd.sub_f64s(x, bv));
+                sums_v = t;
+                compensations_v = simd.add_f64s(compensations_v, lost);
+            }
             if skip_root && h == 0 {
                 continue;
             }
@@ -1260,7 +1314,6 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             squares_v = simd.add_f64s(squares_v, simd.select_f64s(rest, square, zero));
             balanced_v = simd.add_f64s(balanced_v, simd.select_f64s(rest, size, zero));
             top_v = simd.select_f64s(simd.and_m64s(counted, is_top), size, top_v);
-            let vr = load(v, row);
             let vv = simd.mul_f64s(vr, vr);
             norms_v = simd.add_f64s(norms_v, simd.select_f64s(counted, vv, zero));
             let scale = simd.select_f64s(counted, simd.abs_f64s(load(cs, row)), zero);
@@ -1275,6 +1328,8 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         store_lanes(simd, norms, at, norms_v);
         store_lanes(simd, scales, at, scales_v);
         store_lanes(simd, largests, at, largests_v);
+        store_lanes(simd, sums, at, sums_v);
+        store_lanes(simd, compensations, at, compensations_v);
     }
     let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for j in 0..n {
@@ -1294,7 +1349,10 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         largest = largest.max(largests[j]);
     }
     let order = 1.0 + 4.0 * (n1 * n1) as f64 * f64::EPSILON;
-    Estimates::of_sums(sizes, largest, scale, norm, single, order)
+    Estimates {
+        residual: single.then(|| residual_norm(sums, compensations, w, v, n1)),
+        ..Estimates::of_sums(sizes, largest, scale, norm, single, order)
+    }
 }
 
 #[cfg(test)]
@@ -1442,7 +1500,7 @@ mod tests {
         };
         let root: f64 = 1e16 + 2.0;
         let expected = 3.0 * (1.0f64 + 0.25 + 4.0 + root * root).sqrt();
-        let second = residual_accuracy(&product, plain);
+        let second = residual_accuracy(&product, plain, None);
         assert_eq!((second.error, second.norm), (expected, 7.0));
         // Every identity exact: the plain estimate stands.
         let balanced = Matrix::from_fn(4, 4, |h, m| match (h, m) {
@@ -1456,7 +1514,7 @@ mod tests {
             v: &balanced,
             ..product
         };
-        assert_eq!(residual_accuracy(&product, plain), plain);
+        assert_eq!(residual_accuracy(&product, plain, None), plain);
     }
 
     /// The `f64` path of the estimate against the generic one: the same
@@ -1531,7 +1589,7 @@ mod tests {
                         x[(2, 0)] = f64::INFINITY;
                     }
                     let v = Matrix::from_fn(n1, n1, |_, _| r() * 1e-3);
-                    let estimates = by_lanes(OverF64 {
+                    let op = OverF64 {
                         cs: generic.as_slice(),
                         w: w.as_slice(),
                         x: x.as_slice(),
@@ -1539,12 +1597,46 @@ mod tests {
                         v: v.as_slice(),
                         n1,
                         single,
-                    });
+                    };
+                    let estimates = by_lanes(op);
                     let bits = |e: &Estimates| {
                         [e.plain, e.floored].map(|a| [a.error.to_bits(), a.norm.to_bits()])
                     };
                     for e in &estimates {
                         assert_eq!(bits(e), bits(&estimates[0]), "{at}");
+                    }
+                    // Single-root, the residuals summed in the pass are
+                    // their own pass's (`ColumnResiduals`) bit for bit.
+                    let product = DenseProduct {
+                        centred: &generic,
+                        weights: &w,
+                        x: &x,
+                        mu: &mu,
+                        v: &v,
+                        rooting,
+                    };
+                    let residual = single.then(|| column_residual_norm(&product).to_bits());
+                    for e in &estimates {
+                        assert_eq!(e.residual.map(f64::to_bits), residual, "{at}");
+                    }
+                    // A weight on the diagonal (outside the layout): the
+                    // residuals still leave the diagonal out, as their
+                    // own pass does.
+                    let mut diagonal = w.clone();
+                    for h in 1..n1 {
+                        diagonal[(h, h)] = 1.0;
+                    }
+                    let product = DenseProduct {
+                        weights: &diagonal,
+                        ..product
+                    };
+                    let residual = single.then(|| column_residual_norm(&product).to_bits());
+                    let estimates = by_lanes(OverF64 {
+                        w: diagonal.as_slice(),
+                        ..op
+                    });
+                    for e in &estimates {
+                        assert_eq!(e.residual.map(f64::to_bits), residual, "{at} diagonal");
                     }
                 }
             }
