@@ -991,19 +991,29 @@ fn centred_f64_body<Sm: Simd>(
     // Per column: [whether a word arc is allowed (1 or 0), first word seed, whether every later
     // word seed equals it (1 or 0), c, the largest |ḡ|]; the root arc's
     // seed and whether it is allowed are row 0.
-    let mut state = vec![0.0f64; 5 * n1];
+    let mut state = vec![0.0f64; 7 * n1];
     let (count, rest) = state.split_at_mut(n1);
     let (first, rest) = rest.split_at_mut(n1);
     let (equal, rest) = rest.split_at_mut(n1);
-    let (c, plain) = rest.split_at_mut(n1);
+    let (c, rest) = rest.split_at_mut(n1);
+    let (plain, rest) = rest.split_at_mut(n1);
+    let (highest, lowest) = rest.split_at_mut(n1);
     let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
     let minus_zero = simd.splat_f64s(-0.0);
+    let (below, above) = (
+        simd.splat_f64s(f64::NEG_INFINITY),
+        simd.splat_f64s(f64::INFINITY),
+    );
     let none = simd.greater_than_f64s(zero, zero);
     for at in column_blocks(n1, Sm::F64_LANES) {
         let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at);
         let (s, a, u) = (load(seed, 0), allowed(simd, load(w, 0)), load(mu, 0));
         let mut cv = simd.select_f64s(a, simd.add_f64s(zero, simd.mul_f64s(u, s)), zero);
         let mut pv = simd.select_f64s(a, max_kept(simd, zero, simd.abs_f64s(s)), zero);
+        // The largest and the least allowed seed (what the largest
+        // `|ḡ − c|` needs, below; ±∞ where none).
+        let mut hv = simd.select_f64s(a, s, below);
+        let mut lv = simd.select_f64s(a, s, above);
         // Whether a word arc was seen, and whether a later one differed
         // from the first (masks: the count only matters above zero).
         let (mut seen, mut differ, mut fv) = (none, none, zero);
@@ -1019,12 +1029,16 @@ fn centred_f64_body<Sm: Simd>(
             // `c + (−0) = c` bit for bit (a NaN too): `c` moves where `a`.
             cv = simd.add_f64s(cv, simd.select_f64s(a, simd.mul_f64s(u, s), minus_zero));
             pv = max_kept(simd, pv, simd.select_f64s(a, simd.abs_f64s(s), zero));
+            hv = simd.max_f64s(simd.select_f64s(a, s, below), hv);
+            lv = simd.min_f64s(simd.select_f64s(a, s, above), lv);
         }
         store_lanes(simd, count, at, simd.select_f64s(seen, one, zero));
         store_lanes(simd, first, at, fv);
         store_lanes(simd, equal, at, simd.select_f64s(differ, zero, one));
         store_lanes(simd, c, at, cv);
         store_lanes(simd, plain, at, pv);
+        store_lanes(simd, highest, at, hv);
+        store_lanes(simd, lowest, at, lv);
     }
     let (s0, w0) = (&seed[..n1], &w[..n1]);
     // Whether the column is live (an allowed arc, not every allowed seed
@@ -1069,39 +1083,32 @@ fn centred_f64_body<Sm: Simd>(
         *f = if *l == 1.0 && c.is_finite() { 1.0 } else { 0.0 };
     }
     let finite = &*first;
-    // Per block: the largest `|ḡ − c|` down the rows, then `c` kept where
-    // finite and lowering the largest `|ḡ|` (else `0`), then `ḡ − c` written
-    // down the rows again (the block's rows are in cache).
+    // Per block: the largest `|ḡ − c|` over the allowed arcs, from the
+    // column's largest and least seed; `c` kept where finite and lowering
+    // the largest `|ḡ|` (else `0`); then `ḡ − c` written down the rows.
+    // Where `c` is finite so is every allowed seed (each adds `μ ḡ` to it,
+    // a NaN from `0 · ∞`), and `ḡ ↦ fl(ḡ − c)` is monotone, so the largest
+    // `|fl(ḡ − c)|` is at the largest or the least `ḡ`: the value the
+    // sweep down the rows found before (only `< |ḡ|` reads it).
     let mut out = vec![0.0f64; n1 * n1];
     for at in column_blocks(n1, Sm::F64_LANES) {
         let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at);
         let cv = load_lanes(simd, c, at);
         let lv = simd.equal_f64s(load_lanes(simd, live, at), one);
         let fv = simd.equal_f64s(load_lanes(simd, finite, at), one);
-        let mut centre_v = zero;
-        for h in 0..n1 {
-            let a = allowed(simd, load(w, h));
-            let d = simd.sub_f64s(load(seed, h), cv);
-            let counted = simd.and_m64s(fv, a);
-            let size = simd.abs_f64s(d);
-            centre_v = max_kept(simd, centre_v, simd.select_f64s(counted, size, zero));
-            let on = simd.and_m64s(lv, a);
-            store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
-        }
+        let high = simd.abs_f64s(simd.sub_f64s(load_lanes(simd, highest, at), cv));
+        let low = simd.abs_f64s(simd.sub_f64s(load_lanes(simd, lowest, at), cv));
+        let centre_v = simd.select_f64s(fv, simd.max_f64s(high, low), zero);
         // `c` stays where finite and lowering the largest `|ḡ|` (a column
         // that is not live is zeros whatever its `c`; where it is live,
-        // `finite` is whether `c` is); the block is written again, with
-        // `ḡ − 0` where it goes, when a live column loses it.
+        // `finite` is whether `c` is), `ḡ − 0` where it goes.
         let plain_v = load_lanes(simd, plain, at);
         let keep = simd.and_m64s(fv, simd.less_than_f64s(centre_v, plain_v));
-        let dropped = simd.and_m64s(lv, simd.not_m64s(keep));
-        if simd.first_true_m64s(dropped) < Sm::F64_LANES {
-            let cv = simd.select_f64s(keep, cv, zero);
-            for h in 0..n1 {
-                let on = simd.and_m64s(lv, allowed(simd, load(w, h)));
-                let d = simd.sub_f64s(load(seed, h), cv);
-                store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
-            }
+        let cv = simd.select_f64s(keep, cv, zero);
+        for h in 0..n1 {
+            let on = simd.and_m64s(lv, allowed(simd, load(w, h)));
+            let d = simd.sub_f64s(load(seed, h), cv);
+            store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
         }
     }
     out
@@ -1164,10 +1171,14 @@ impl WithSimd for OverF64<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Estimates {
-        if self.n1 <= Sm::F64_LANES {
-            return over_f64_body(pulp::Scalar::new(), self);
+        // The rooting as a constant: each body keeps only its own work
+        // (the top arc's sums multi-root, the residuals single-root).
+        match (self.n1 <= Sm::F64_LANES, self.single) {
+            (true, false) => over_f64_body::<_, false>(pulp::Scalar::new(), self),
+            (true, true) => over_f64_body::<_, true>(pulp::Scalar::new(), self),
+            (false, false) => over_f64_body::<_, false>(simd, self),
+            (false, true) => over_f64_body::<_, true>(simd, self),
         }
-        over_f64_body(simd, self)
     }
 }
 
@@ -1176,7 +1187,7 @@ impl WithSimd for OverF64<'_> {
 /// per-column sums in vector registers, added in the order of `h` per
 /// column as before (the same sums bit for bit whatever the lanes).
 #[inline(always)]
-fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
+fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> Estimates {
     let OverF64 {
         cs,
         w,
@@ -1184,8 +1195,9 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         mu,
         v,
         n1,
-        single,
+        ..
     } = args;
+    let single = SINGLE;
     let n = n1 - 1;
     if n == 0 {
         let zero = VjpAccuracy {
@@ -1312,8 +1324,10 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             let rest = simd.and_m64s(counted, simd.not_m64s(is_top));
             let square = simd.mul_f64s(size, size);
             squares_v = simd.add_f64s(squares_v, simd.select_f64s(rest, square, zero));
-            balanced_v = simd.add_f64s(balanced_v, simd.select_f64s(rest, size, zero));
-            top_v = simd.select_f64s(simd.and_m64s(counted, is_top), size, top_v);
+            if !single {
+                balanced_v = simd.add_f64s(balanced_v, simd.select_f64s(rest, size, zero));
+                top_v = simd.select_f64s(simd.and_m64s(counted, is_top), size, top_v);
+            }
             let vv = simd.mul_f64s(vr, vr);
             norms_v = simd.add_f64s(norms_v, simd.select_f64s(counted, vv, zero));
             let scale = simd.select_f64s(counted, simd.abs_f64s(load(cs, row)), zero);
