@@ -59,7 +59,7 @@ impl<E: Engine> Model<E> {
     fn vjp_with_error(&self, seed: &Matrix<E::Scalar>) -> Result<(Matrix<E::Scalar>, Option<f64>)> {
         self.ready()?;
         let mut v = [self.factors.marginals_vjp(seed)?];
-        if !crate::model::all_finite(v[0].as_slice()) {
+        if !Arch::new().dispatch(AllFinite(v[0].as_slice())) {
             return Err(Numerical::NotFinite.into());
         }
         let error = self.factors.vjp_accuracy(seed, &v[0]).map(|a| a.error);
@@ -357,7 +357,41 @@ impl<'a, S: Scalar, F: Fn(usize) -> &'a Matrix<S>> WithSimd for LabelTerms<'_, '
 /// `1 − 2Nε` (`N` entries), which covers what the order of the sum moves
 /// (at most `Nε` relative on the square root): never above the norm summed
 /// in order, so the check is at least as cautious. `O(n²)` each.
+/// Under one instruction-set dispatch ([`Norm`]): the eight partial sums
+/// are eight lanes of one vector where the CPU has them, the same sums.
 fn norm<S: Scalar>(m: &[Matrix<S>]) -> f64 {
+    Arch::new().dispatch(Norm(m))
+}
+
+/// The argument of [`norm`], run under one instruction-set dispatch.
+struct Norm<'a, S>(&'a [Matrix<S>]);
+
+impl<S: Scalar> WithSimd for Norm<'_, S> {
+    type Output = f64;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> f64 {
+        norm_body(self.0)
+    }
+}
+
+/// [`crate::model::all_finite`] under one instruction-set dispatch: the
+/// same answer, its branch-free sweep in the widest vectors the CPU has
+/// (baseline `x86-64` code had it in two-lane SSE2). `O(len)`.
+struct AllFinite<'a, S>(&'a [S]);
+
+impl<S: Scalar> WithSimd for AllFinite<'_, S> {
+    type Output = bool;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> bool {
+        self.0.iter().fold(true, |all, x| all & x.is_finite())
+    }
+}
+
+/// The body of [`norm`], inlined into its dispatch.
+#[inline(always)]
+fn norm_body<S: Scalar>(m: &[Matrix<S>]) -> f64 {
     const LANES: usize = 8;
     let mut lanes = [0.0f64; LANES];
     let mut entries = 0usize;
@@ -551,7 +585,11 @@ fn balance_columns<S: Scalar>(v: &mut Matrix<S>, mu: &Matrix<S>) -> Option<usize
 /// where none yet): row `h` becomes it where none was, `h ≠ m` and
 /// `μ_hm > 1/2` (a select), and is subtracted from the lane's sum unless
 /// it is the top head (a select), so each sum skips the top entry, the
-/// rows before the top head being summed before it is known. The same
+/// rows before the top head being summed before it is known. Whether a
+/// lane has its top head yet is a mask carried down the rows, so the
+/// chain from row to row is that mask's `or` and the sum's subtraction
+/// and select (`perf annotate`: the select waited on the comparison of
+/// the row index with the top head so far, five cycles a row). The same
 /// selections and the same sums, bit for bit, as [`BalanceColumns`].
 /// Fewer columns than lanes need the scalar instruction set. `O(n²)`, no
 /// allocation.
@@ -587,6 +625,11 @@ impl WithSimd for BalanceColumnsF64<'_> {
             }
             let columns = load_lanes(simd, &index, 0);
             let (mut top, mut rest) = (none, simd.splat_f64s(0.0));
+            // Whether a row before this one was the lane's top head: row `h`
+            // is the top head where none was and it qualifies, and that
+            // mask alone skips it in the sum (the chain from row to row is
+            // a mask `or` and the sum, not the comparison of `top`).
+            let mut found = simd.not_m64s(simd.equal_f64s(none, none));
             for (h, (ur, vr)) in self
                 .mu
                 .chunks_exact(n1)
@@ -595,16 +638,15 @@ impl WithSimd for BalanceColumnsF64<'_> {
             {
                 let row = simd.splat_f64s(h as f64);
                 let (x, g) = (load_lanes(simd, ur, 1 + c), load_lanes(simd, vr, 1 + c));
-                let first = simd.and_m64s(
-                    simd.and_m64s(
-                        simd.equal_f64s(top, none),
-                        simd.not_m64s(simd.equal_f64s(row, columns)),
-                    ),
+                let qualifies = simd.and_m64s(
+                    simd.not_m64s(simd.equal_f64s(row, columns)),
                     simd.greater_than_f64s(x, half),
                 );
+                let first = simd.and_m64s(simd.not_m64s(found), qualifies);
+                found = simd.or_m64s(found, qualifies);
                 top = simd.select_f64s(first, row, top);
                 let less = simd.sub_f64s(rest, g);
-                rest = simd.select_f64s(simd.equal_f64s(row, top), rest, less);
+                rest = simd.select_f64s(first, rest, less);
             }
             let (mut heads, mut sums) = ([0.0; MAX_LANES], [0.0; MAX_LANES]);
             Sm::as_mut_simd_f64s(&mut heads[..lanes]).0[0] = top;
@@ -817,6 +859,88 @@ mod tests {
                 assert_eq!(fixed, want_fixed, "n1 = {n1} {seed}");
                 for (a, b) in got.as_slice().iter().zip(want.as_slice()) {
                     assert_eq!(a.to_bits(), b.to_bits(), "n1 = {n1} {seed}");
+                }
+                // Under every instruction set, the same bits.
+                let runs = crate::testing::by_lanes(ColumnPass {
+                    v: v.as_slice(),
+                    mu: mu.as_slice(),
+                    n1,
+                });
+                for (got, fixed) in runs {
+                    assert_eq!(fixed, want_fixed, "n1 = {n1} {seed} by lanes");
+                    for (a, b) in got.iter().zip(want.as_slice()) {
+                        assert_eq!(a.to_bits(), b.to_bits(), "n1 = {n1} {seed} by lanes");
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`BalanceColumnsF64`] on a copy of `v`, for `by_lanes`.
+    #[derive(Clone, Copy)]
+    struct ColumnPass<'a> {
+        v: &'a [f64],
+        mu: &'a [f64],
+        n1: usize,
+    }
+
+    impl WithSimd for ColumnPass<'_> {
+        type Output = (Vec<f64>, Option<usize>);
+
+        fn with_simd<Sm: Simd>(self, simd: Sm) -> Self::Output {
+            let mut v = self.v.to_vec();
+            let fixed = BalanceColumnsF64 {
+                v: &mut v,
+                mu: self.mu,
+                n1: self.n1,
+            }
+            .with_simd(simd);
+            (v, fixed)
+        }
+    }
+
+    /// [`norm`] and the finiteness test under every instruction set
+    /// against their definitions written out: eight partial sums of squares
+    /// (entry `j` of each matrix to sum `j mod 8`), added in order,
+    /// the root lowered by `1 − 2Nε`; `is_finite` of every entry.
+    #[test]
+    fn norm_and_finiteness_are_their_definitions() {
+        #[derive(Clone, Copy)]
+        struct Both<'a>(&'a [Matrix<f64>]);
+        impl WithSimd for Both<'_> {
+            type Output = (f64, bool);
+            fn with_simd<Sm: Simd>(self, simd: Sm) -> (f64, bool) {
+                let finite = self
+                    .0
+                    .iter()
+                    .all(|m| AllFinite(m.as_slice()).with_simd(simd));
+                (Norm(self.0).with_simd(simd), finite)
+            }
+        }
+        for n1 in [1, 2, 3, 7, 9, 10, 37] {
+            for labels in [1, 3] {
+                let mut ms: Vec<_> = (0..labels)
+                    .map(|l| matrix(n1, l as u64 + 3 * n1 as u64, 1e3))
+                    .collect();
+                for bad in [None, Some(f64::NAN), Some(f64::INFINITY)] {
+                    if let Some(x) = bad {
+                        ms[labels - 1][(n1 - 1, n1 / 2)] = x;
+                    }
+                    let mut lanes = [0.0f64; 8];
+                    for m in &ms {
+                        for (j, x) in m.as_slice().iter().enumerate() {
+                            lanes[j % 8] += x * x;
+                        }
+                    }
+                    let sum = lanes.iter().fold(0.0, |a, b| a + b);
+                    let n = (labels * n1 * n1) as f64;
+                    let want = sum.sqrt() * (1.0 - 2.0 * n * f64::EPSILON);
+                    let finite = bad.is_none();
+                    for (got, got_finite) in crate::testing::by_lanes(Both(&ms)) {
+                        let at = format!("n1 = {n1} labels {labels} {bad:?}");
+                        assert_eq!(got.to_bits(), want.to_bits(), "{at}");
+                        assert_eq!(got_finite, finite, "{at}");
+                    }
                 }
             }
         }

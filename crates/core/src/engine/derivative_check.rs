@@ -450,13 +450,17 @@ impl<S> Copy for DenseProduct<'_, S> {}
 
 /// [`VjpAccuracy`] without and with the single-root floor of
 /// [`SINGLE_ROOT_LARGEST_FACTOR`], from one pass (`VjpAccuracy::over`);
-/// the two are equal multi-root.
+/// the two are equal multi-root. Single-root on `f64` (`over_f64`) the
+/// same pass also sums the residuals of the product's identities.
 #[derive(Clone, Copy, Debug)]
 struct Estimates {
     /// `c ε s ‖size‖₂`.
     plain: VjpAccuracy,
     /// `c ε s max(‖size‖₂, 20 max_f size_f)` single-root.
     floored: VjpAccuracy,
+    /// `‖r‖₂` of [`residual_accuracy`], when the pass summed it (`f64`,
+    /// single-root): the same bits as its own pass.
+    residual: Option<f64>,
 }
 
 impl Estimates {
@@ -478,6 +482,7 @@ impl Estimates {
         Estimates {
             plain: accuracy(size),
             floored: accuracy(floored),
+            residual: None,
         }
     }
 }
@@ -527,7 +532,7 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
     // identities' residuals measure (`O(n²)`, where the plain estimate
     // keeps the bar); multi-root, the estimate (the floor is single-root).
     let estimate = if single && estimates.plain.bits() >= bar {
-        residual_accuracy(product, estimates.plain)
+        residual_accuracy(product, estimates.plain, estimates.residual)
     } else {
         estimates.floored
     };
@@ -562,7 +567,9 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// `r_m = Σ_h v̂_hm` (over the allowed arcs into `m`) and `r_0 = Σ_m v̂_0m`
 /// of the product `v̂` as computed (before the model's `balance`), each
 /// summed compensated (two-sum), and their norm is
-/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation.
+/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation; `residual`
+/// is that norm when the estimate's pass has summed it already
+/// (`over_f64`, the same bits).
 ///
 /// Why it sees what the floor guards against: an error `δ_m` of an entry
 /// of `X Cᵀ X` that every arc into `m` reads (the diagonal one) enters
@@ -572,7 +579,21 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// plain estimate covers add up in `r_m` as they do in the 2-norm. It is a
 /// measurement of the error, not a bound (an error that cancels within a
 /// column is not seen), hence the factor and the plain estimate beside it.
-fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccuracy) -> VjpAccuracy {
+fn residual_accuracy<S: Scalar>(
+    product: &DenseProduct<'_, S>,
+    plain: VjpAccuracy,
+    residual: Option<f64>,
+) -> VjpAccuracy {
+    let residual = residual.unwrap_or_else(|| column_residual_norm(product));
+    VjpAccuracy {
+        error: plain.error.max(SINGLE_ROOT_RESIDUAL_FACTOR * residual),
+        norm: plain.norm,
+    }
+}
+
+/// `‖r‖₂` of [`residual_accuracy`] by its own pass over the product
+/// ([`ColumnResiduals`], then [`residual_norm`]). `O(n²)`, one allocation.
+fn column_residual_norm<S: Scalar>(product: &DenseProduct<'_, S>) -> f64 {
     let (weights, v) = (product.weights.as_slice(), product.v.as_slice());
     let n1 = product.weights.rows();
     // Per column: the running sum and its compensation, side by side.
@@ -584,7 +605,21 @@ fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccurac
         sums: &mut *sums,
         compensations: &mut *compensations,
     });
-    // The root row's sum, along the row (the order of `m`).
+    residual_norm(&sums[1..], &compensations[1..], weights, v, n1)
+}
+
+/// `‖r‖₂` of [`residual_accuracy`] from the words' compensated column sums
+/// (`sums[j]` and `compensations[j]` for word `j + 1`, in the order of
+/// `h`): the root row's sum taken here, along the row (the order of `m`,
+/// compensated), then `(Σ_m (sum + compensation)² + r_0²)^½` in the order
+/// of `m`. `O(n)`.
+fn residual_norm<S: Scalar>(
+    sums: &[f64],
+    compensations: &[f64],
+    weights: &[S],
+    v: &[S],
+    n1: usize,
+) -> f64 {
     let mut root = (0.0f64, 0.0f64);
     for (w, x) in weights[1..n1].iter().zip(&v[1..n1]) {
         if !w.is_zero() {
@@ -592,18 +627,13 @@ fn residual_accuracy<S: Scalar>(product: &DenseProduct<'_, S>, plain: VjpAccurac
             root = (t, root.1 + lost);
         }
     }
-    let squares = sums[1..]
+    let squares = sums
         .iter()
-        .zip(&compensations[1..])
+        .zip(compensations)
         .chain(std::iter::once((&root.0, &root.1)))
         .map(|(sum, compensation)| (sum + compensation).powi(2))
         .sum::<f64>();
-    VjpAccuracy {
-        error: plain
-            .error
-            .max(SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt()),
-        norm: plain.norm,
-    }
+    squares.sqrt()
 }
 
 /// `a + b = t + lost` exactly, `t = fl(a + b)` (Knuth's two-sum, branch-free;
@@ -685,7 +715,7 @@ pub(crate) fn refusal<S: Scalar>(
 /// `c_m = 0`), and the column exactly zero when every allowed arc into `m`
 /// has the same seed. Arcs of weight zero get `0`. `O(n²)`: three sweeps
 /// row by row, each column's sums taken in the order of `h` (for `f64`,
-/// `centred_f64`: the same values bit for bit, branch-free under one
+/// `centred_f64`: two, the same values bit for bit, branch-free under one
 /// `pulp` dispatch, [`single_root_constant`] folded into the first sweep).
 ///
 /// Why the product does not change, and what it gains:
@@ -891,11 +921,16 @@ fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
 /// (each column's `c_m` summed in the order of `h`, the same differences):
 /// one sweep gathers, per column side by side, the root arc apart, the
 /// word arcs' count, first seed and whether the others equal it (which also
-/// decides [`single_root_constant`]), `c_m` and the largest `|ḡ|`; then,
-/// block by block of columns, a second takes the largest `|ḡ − c_m|`
-/// (which decides whether `c_m` stays) and a third writes `ḡ − c_m`. Every
-/// sweep is branch-free, explicit `pulp` vectors down the rows of a block
-/// of columns. `O(n²)`, one allocation for the state besides the result.
+/// decides [`single_root_constant`]), `c_m`, the largest `|ḡ|` and the
+/// largest and least `ḡ` (which give the largest `|ḡ − c_m|`, and so
+/// whether `c_m` stays); then, block by block of columns, a second writes
+/// `ḡ − c_m`. Both sweeps are branch-free, explicit `pulp` vectors down
+/// the rows of a block of columns. `O(n²)`, one allocation for the state
+/// besides the result. Taking the largest `|ḡ − c_m|` from the extremes,
+/// not from a sweep of its own (which also had to write the block again
+/// where `c_m` was dropped), took the call from 502.8k to 491.0k
+/// instructions at `n = 36` and from 52.9k to 51.7k at `n = 10`
+/// (`valgrind --tool=callgrind`, AVX2, `op_loop grad_entropy N R 0 f64`).
 /// At `n = 36` the centring and the estimate (`over_f64`) together went
 /// from 28.2% to 11.3% of the call (`perf record -e cpu-clock` of
 /// `cargo run --release -p spantree-bench --example op_loop --
@@ -961,19 +996,29 @@ fn centred_f64_body<Sm: Simd>(
     // Per column: [whether a word arc is allowed (1 or 0), first word seed, whether every later
     // word seed equals it (1 or 0), c, the largest |ḡ|]; the root arc's
     // seed and whether it is allowed are row 0.
-    let mut state = vec![0.0f64; 5 * n1];
+    let mut state = vec![0.0f64; 7 * n1];
     let (count, rest) = state.split_at_mut(n1);
     let (first, rest) = rest.split_at_mut(n1);
     let (equal, rest) = rest.split_at_mut(n1);
-    let (c, plain) = rest.split_at_mut(n1);
+    let (c, rest) = rest.split_at_mut(n1);
+    let (plain, rest) = rest.split_at_mut(n1);
+    let (highest, lowest) = rest.split_at_mut(n1);
     let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
     let minus_zero = simd.splat_f64s(-0.0);
+    let (below, above) = (
+        simd.splat_f64s(f64::NEG_INFINITY),
+        simd.splat_f64s(f64::INFINITY),
+    );
     let none = simd.greater_than_f64s(zero, zero);
     for at in column_blocks(n1, Sm::F64_LANES) {
         let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at);
         let (s, a, u) = (load(seed, 0), allowed(simd, load(w, 0)), load(mu, 0));
         let mut cv = simd.select_f64s(a, simd.add_f64s(zero, simd.mul_f64s(u, s)), zero);
         let mut pv = simd.select_f64s(a, max_kept(simd, zero, simd.abs_f64s(s)), zero);
+        // The largest and the least allowed seed (what the largest
+        // `|ḡ − c|` needs, below; ±∞ where none).
+        let mut hv = simd.select_f64s(a, s, below);
+        let mut lv = simd.select_f64s(a, s, above);
         // Whether a word arc was seen, and whether a later one differed
         // from the first (masks: the count only matters above zero).
         let (mut seen, mut differ, mut fv) = (none, none, zero);
@@ -989,12 +1034,16 @@ fn centred_f64_body<Sm: Simd>(
             // `c + (−0) = c` bit for bit (a NaN too): `c` moves where `a`.
             cv = simd.add_f64s(cv, simd.select_f64s(a, simd.mul_f64s(u, s), minus_zero));
             pv = max_kept(simd, pv, simd.select_f64s(a, simd.abs_f64s(s), zero));
+            hv = simd.max_f64s(simd.select_f64s(a, s, below), hv);
+            lv = simd.min_f64s(simd.select_f64s(a, s, above), lv);
         }
         store_lanes(simd, count, at, simd.select_f64s(seen, one, zero));
         store_lanes(simd, first, at, fv);
         store_lanes(simd, equal, at, simd.select_f64s(differ, zero, one));
         store_lanes(simd, c, at, cv);
         store_lanes(simd, plain, at, pv);
+        store_lanes(simd, highest, at, hv);
+        store_lanes(simd, lowest, at, lv);
     }
     let (s0, w0) = (&seed[..n1], &w[..n1]);
     // Whether the column is live (an allowed arc, not every allowed seed
@@ -1039,39 +1088,32 @@ fn centred_f64_body<Sm: Simd>(
         *f = if *l == 1.0 && c.is_finite() { 1.0 } else { 0.0 };
     }
     let finite = &*first;
-    // Per block: the largest `|ḡ − c|` down the rows, then `c` kept where
-    // finite and lowering the largest `|ḡ|` (else `0`), then `ḡ − c` written
-    // down the rows again (the block's rows are in cache).
+    // Per block: the largest `|ḡ − c|` over the allowed arcs, from the
+    // column's largest and least seed; `c` kept where finite and lowering
+    // the largest `|ḡ|` (else `0`); then `ḡ − c` written down the rows.
+    // Where `c` is finite so is every allowed seed (each adds `μ ḡ` to it,
+    // a NaN from `0 · ∞`), and `ḡ ↦ fl(ḡ − c)` is monotone, so the largest
+    // `|fl(ḡ − c)|` is at the largest or the least `ḡ`: the value the
+    // sweep down the rows found before (only `< |ḡ|` reads it).
     let mut out = vec![0.0f64; n1 * n1];
     for at in column_blocks(n1, Sm::F64_LANES) {
         let load = |m: &[f64], h: usize| load_lanes(simd, m, h * n1 + at);
         let cv = load_lanes(simd, c, at);
         let lv = simd.equal_f64s(load_lanes(simd, live, at), one);
         let fv = simd.equal_f64s(load_lanes(simd, finite, at), one);
-        let mut centre_v = zero;
-        for h in 0..n1 {
-            let a = allowed(simd, load(w, h));
-            let d = simd.sub_f64s(load(seed, h), cv);
-            let counted = simd.and_m64s(fv, a);
-            let size = simd.abs_f64s(d);
-            centre_v = max_kept(simd, centre_v, simd.select_f64s(counted, size, zero));
-            let on = simd.and_m64s(lv, a);
-            store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
-        }
+        let high = simd.abs_f64s(simd.sub_f64s(load_lanes(simd, highest, at), cv));
+        let low = simd.abs_f64s(simd.sub_f64s(load_lanes(simd, lowest, at), cv));
+        let centre_v = simd.select_f64s(fv, simd.max_f64s(high, low), zero);
         // `c` stays where finite and lowering the largest `|ḡ|` (a column
         // that is not live is zeros whatever its `c`; where it is live,
-        // `finite` is whether `c` is); the block is written again, with
-        // `ḡ − 0` where it goes, when a live column loses it.
+        // `finite` is whether `c` is), `ḡ − 0` where it goes.
         let plain_v = load_lanes(simd, plain, at);
         let keep = simd.and_m64s(fv, simd.less_than_f64s(centre_v, plain_v));
-        let dropped = simd.and_m64s(lv, simd.not_m64s(keep));
-        if simd.first_true_m64s(dropped) < Sm::F64_LANES {
-            let cv = simd.select_f64s(keep, cv, zero);
-            for h in 0..n1 {
-                let on = simd.and_m64s(lv, allowed(simd, load(w, h)));
-                let d = simd.sub_f64s(load(seed, h), cv);
-                store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
-            }
+        let cv = simd.select_f64s(keep, cv, zero);
+        for h in 0..n1 {
+            let on = simd.and_m64s(lv, allowed(simd, load(w, h)));
+            let d = simd.sub_f64s(load(seed, h), cv);
+            store_lanes(simd, &mut out, h * n1 + at, simd.select_f64s(on, d, zero));
         }
     }
     out
@@ -1100,7 +1142,11 @@ fn max_kept<Sm: Simd>(simd: Sm, acc: Sm::f64s, x: Sm::f64s) -> Sm::f64s {
 /// `over`'s row-major one, which moves each sum by at most `(n+1)² ε`
 /// relative; the error is raised by the factor `1 + 4 (n+1)² ε`
 /// (`6e-13` at `n = 36`) so that it is never below the row-major estimate
-/// relative to the norm: at least as conservative. `O(n²)`, one allocation.
+/// relative to the norm: at least as conservative. Single-root the same
+/// pass sums the residuals of [`residual_accuracy`] (the same bits as its
+/// own pass, [`ColumnResiduals`], which read `w` and `v` again: 2.4% of
+/// `op_loop grad_entropy 36 20000 0 f64` in `perf`, AVX-512). `O(n²)`, one
+/// allocation.
 fn over_f64<S: Scalar>(product: &DenseProduct<'_, S>) -> Option<Estimates> {
     let p = product;
     let (cs, w, x) = (as_f64(p.centred)?, as_f64(p.weights)?, as_f64(p.x)?);
@@ -1134,10 +1180,14 @@ impl WithSimd for OverF64<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Estimates {
-        if self.n1 <= Sm::F64_LANES {
-            return over_f64_body(pulp::Scalar::new(), self);
+        // The rooting as a constant: each body keeps only its own work
+        // (the top arc's sums multi-root, the residuals single-root).
+        match (self.n1 <= Sm::F64_LANES, self.single) {
+            (true, false) => over_f64_body::<_, false>(pulp::Scalar::new(), self),
+            (true, true) => over_f64_body::<_, true>(pulp::Scalar::new(), self),
+            (false, false) => over_f64_body::<_, false>(simd, self),
+            (false, true) => over_f64_body::<_, true>(simd, self),
         }
-        over_f64_body(simd, self)
     }
 }
 
@@ -1146,7 +1196,7 @@ impl WithSimd for OverF64<'_> {
 /// per-column sums in vector registers, added in the order of `h` per
 /// column as before (the same sums bit for bit whatever the lanes).
 #[inline(always)]
-fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
+fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> Estimates {
     let OverF64 {
         cs,
         w,
@@ -1154,8 +1204,9 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         mu,
         v,
         n1,
-        single,
+        ..
     } = args;
+    let single = SINGLE;
     let n = n1 - 1;
     if n == 0 {
         let zero = VjpAccuracy {
@@ -1165,6 +1216,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         return Estimates {
             plain: zero,
             floored: zero,
+            residual: single.then(|| residual_norm(&[], &[], w, v, n1)),
         };
     }
     // Per word `m = j + 1` (index `j`): |X|ᵀ (`n × n`), then the diagonal
@@ -1172,16 +1224,18 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
     // column's sums: the allowed arcs into it, Σ size² (the top arc's
     // apart), Σ size (the balanced size of the top arc), the top arc's size
     // (multi-root, the first `h ≠ m` whose marginal exceeds 1/2), Σ v², the
-    // largest |ḡ'| and the largest size.
+    // largest |ḡ'| and the largest size; single-root, the residual of the
+    // column's identity (`residual_accuracy`: Σ_h v̂_hm over the allowed
+    // arcs, compensated) and its compensation.
     // |X|ᵀ row by row, each read down a column of `X` (written in turn:
     // 4.5 instructions an entry against 9 for the scatter down the columns
     // of |X|ᵀ, `valgrind --tool=callgrind` on `cargo run --release -p
     // spantree-bench --example abs_transpose 36 1000`).
-    let mut buf = Vec::with_capacity(n * n + 9 * n);
+    let mut buf = Vec::with_capacity(n * n + 11 * n);
     for i in 0..n {
         buf.extend(x.chunks_exact(n).map(|xr| xr[i].abs()));
     }
-    buf.resize(n * n + 9 * n, 0.0);
+    buf.resize(n * n + 11 * n, 0.0);
     let (xt, rest) = buf.split_at_mut(n * n);
     let xt = &*xt;
     let (diagonal, rest) = rest.split_at_mut(n);
@@ -1191,7 +1245,9 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
     let (balanced, rest) = rest.split_at_mut(n);
     let (top_size, rest) = rest.split_at_mut(n);
     let (norms, rest) = rest.split_at_mut(n);
-    let (scales, largests) = rest.split_at_mut(n);
+    let (scales, rest) = rest.split_at_mut(n);
+    let (largests, rest) = rest.split_at_mut(n);
+    let (sums, compensations) = rest.split_at_mut(n);
     for (j, (d, m)) in diagonal.iter_mut().zip(words.iter_mut()).enumerate() {
         *d = if single && j == 0 {
             0.0
@@ -1215,6 +1271,7 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         let words = load(words, at);
         let (mut heads_v, mut squares_v, mut balanced_v, mut top_v) = (zero, zero, zero, zero);
         let (mut norms_v, mut scales_v, mut largests_v) = (zero, zero, zero);
+        let (mut sums_v, mut compensations_v) = (zero, zero);
         let mut found = none;
         for h in 0..n1 {
             // Arc `h → m` of lane `j` at `h n1 + 1 + j`.
@@ -1222,6 +1279,24 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             let wr = load(w, row);
             let counted = allowed(simd, wr);
             heads_v = simd.add_f64s(heads_v, simd.select_f64s(counted, one, zero));
+            let vr = load(v, row);
+            if single {
+                // `ColumnResiduals`: `+0` where the arc is not allowed or
+                // is the diagonal (only the block holding word `h` has it).
+                let on = if h > at && h <= at + Sm::F64_LANES {
+                    let diagonal = simd.equal_f64s(words, simd.splat_f64s(h as f64));
+                    simd.and_m64s(counted, simd.not_m64s(diagonal))
+                } else {
+                    counted
+                };
+                let x = simd.select_f64s(on, vr, zero);
+                let t = simd.add_f64s(sums_v, x);
+                let bv = simd.sub_f64s(t, sums_v);
+                let av = simd.sub_f64s(t, bv);
+                let lost = simd.add_f64s(simd.sub_f64s(sums_v, av), simd.sub_f64s(x, bv));
+                sums_v = t;
+                compensations_v = simd.add_f64s(compensations_v, lost);
+            }
             if skip_root && h == 0 {
                 continue;
             }
@@ -1258,9 +1333,10 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
             let rest = simd.and_m64s(counted, simd.not_m64s(is_top));
             let square = simd.mul_f64s(size, size);
             squares_v = simd.add_f64s(squares_v, simd.select_f64s(rest, square, zero));
-            balanced_v = simd.add_f64s(balanced_v, simd.select_f64s(rest, size, zero));
-            top_v = simd.select_f64s(simd.and_m64s(counted, is_top), size, top_v);
-            let vr = load(v, row);
+            if !single {
+                balanced_v = simd.add_f64s(balanced_v, simd.select_f64s(rest, size, zero));
+                top_v = simd.select_f64s(simd.and_m64s(counted, is_top), size, top_v);
+            }
             let vv = simd.mul_f64s(vr, vr);
             norms_v = simd.add_f64s(norms_v, simd.select_f64s(counted, vv, zero));
             let scale = simd.select_f64s(counted, simd.abs_f64s(load(cs, row)), zero);
@@ -1275,6 +1351,8 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         store_lanes(simd, norms, at, norms_v);
         store_lanes(simd, scales, at, scales_v);
         store_lanes(simd, largests, at, largests_v);
+        store_lanes(simd, sums, at, sums_v);
+        store_lanes(simd, compensations, at, compensations_v);
     }
     let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for j in 0..n {
@@ -1294,7 +1372,10 @@ fn over_f64_body<Sm: Simd>(simd: Sm, args: OverF64<'_>) -> Estimates {
         largest = largest.max(largests[j]);
     }
     let order = 1.0 + 4.0 * (n1 * n1) as f64 * f64::EPSILON;
-    Estimates::of_sums(sizes, largest, scale, norm, single, order)
+    Estimates {
+        residual: single.then(|| residual_norm(sums, compensations, w, v, n1)),
+        ..Estimates::of_sums(sizes, largest, scale, norm, single, order)
+    }
 }
 
 #[cfg(test)]
@@ -1442,7 +1523,7 @@ mod tests {
         };
         let root: f64 = 1e16 + 2.0;
         let expected = 3.0 * (1.0f64 + 0.25 + 4.0 + root * root).sqrt();
-        let second = residual_accuracy(&product, plain);
+        let second = residual_accuracy(&product, plain, None);
         assert_eq!((second.error, second.norm), (expected, 7.0));
         // Every identity exact: the plain estimate stands.
         let balanced = Matrix::from_fn(4, 4, |h, m| match (h, m) {
@@ -1456,7 +1537,7 @@ mod tests {
             v: &balanced,
             ..product
         };
-        assert_eq!(residual_accuracy(&product, plain), plain);
+        assert_eq!(residual_accuracy(&product, plain, None), plain);
     }
 
     /// The `f64` path of the estimate against the generic one: the same
@@ -1531,7 +1612,7 @@ mod tests {
                         x[(2, 0)] = f64::INFINITY;
                     }
                     let v = Matrix::from_fn(n1, n1, |_, _| r() * 1e-3);
-                    let estimates = by_lanes(OverF64 {
+                    let op = OverF64 {
                         cs: generic.as_slice(),
                         w: w.as_slice(),
                         x: x.as_slice(),
@@ -1539,12 +1620,46 @@ mod tests {
                         v: v.as_slice(),
                         n1,
                         single,
-                    });
+                    };
+                    let estimates = by_lanes(op);
                     let bits = |e: &Estimates| {
                         [e.plain, e.floored].map(|a| [a.error.to_bits(), a.norm.to_bits()])
                     };
                     for e in &estimates {
                         assert_eq!(bits(e), bits(&estimates[0]), "{at}");
+                    }
+                    // Single-root, the residuals summed in the pass are
+                    // their own pass's (`ColumnResiduals`) bit for bit.
+                    let product = DenseProduct {
+                        centred: &generic,
+                        weights: &w,
+                        x: &x,
+                        mu: &mu,
+                        v: &v,
+                        rooting,
+                    };
+                    let residual = single.then(|| column_residual_norm(&product).to_bits());
+                    for e in &estimates {
+                        assert_eq!(e.residual.map(f64::to_bits), residual, "{at}");
+                    }
+                    // A weight on the diagonal (outside the layout): the
+                    // residuals still leave the diagonal out, as their
+                    // own pass does.
+                    let mut diagonal = w.clone();
+                    for h in 1..n1 {
+                        diagonal[(h, h)] = 1.0;
+                    }
+                    let product = DenseProduct {
+                        weights: &diagonal,
+                        ..product
+                    };
+                    let residual = single.then(|| column_residual_norm(&product).to_bits());
+                    let estimates = by_lanes(OverF64 {
+                        w: diagonal.as_slice(),
+                        ..op
+                    });
+                    for e in &estimates {
+                        assert_eq!(e.residual.map(f64::to_bits), residual, "{at} diagonal");
                     }
                 }
             }
