@@ -406,14 +406,19 @@ fn dense_lu_refuses_what_it_cannot_hold() {
 /// sweep: single-root, the dense engines now escalate to the elimination
 /// the products that only the second opinion of the product's residuals
 /// (`SINGLE_ROOT_RESIDUAL_FACTOR`, which replaced that floor) doubts. Those gradients are held to
-/// the same 45 bits, and some must be escalated (1 of the 72 single-root
-/// gradients here, at `n = 13`, keeping 50.0 bits; 16 at `n = 4`–`22`
-/// with that floor); the false refusals did not grow (the same 3).
+/// the same 45 bits, and some must be escalated. Since the residuals are
+/// weighted by their columns' `‖w‖₂ / ‖w‖₁`, no gradient of `σ ≤ 2` is
+/// escalated here (1 of the 72 single-root ones was, at `n = 13`, keeping
+/// 50.0 bits; 16 at `n = 4`–`22` with that floor), so `σ = 3` graphs cover
+/// the escalation: 3 of its 36 single-root gradients, keeping 48.8–52.2
+/// bits. Its false refusals (10 multi-root, 46.3–49.3 bits: the estimate
+/// grows with the spread of the scores) are counted apart and bounded too;
+/// those of `σ ≤ 2` did not grow (the same 3).
 #[test]
 fn dense_check_misses_nothing_on_ordinary_graphs() {
     let mut false_refusals = Vec::new();
     let mut escalated = Vec::new();
-    for sigma in [1.0, 2.0] {
+    for sigma in [1.0, 2.0, 3.0] {
         for n in (1..=40).step_by(3).chain([2, 3, 6, 8]) {
             let mut rng = SplitMix64::new(n as u64);
             let s = random::normal_scores(&mut rng, n, sigma, 0.0);
@@ -474,10 +479,17 @@ fn dense_check_misses_nothing_on_ordinary_graphs() {
         !escalated.is_empty() && escalated.iter().all(|c| c.contains("single")),
         "escalated: {escalated:#?}"
     );
+    let (wide, ordinary): (Vec<_>, Vec<_>) =
+        false_refusals.iter().partition(|c| c.starts_with("σ=3 "));
     assert!(
-        false_refusals.len() <= 3,
-        "{} false refusals: {false_refusals:#?}",
-        false_refusals.len()
+        wide.len() <= 10,
+        "{} false refusals at σ = 3: {wide:#?}",
+        wide.len()
+    );
+    assert!(
+        ordinary.len() <= 3,
+        "{} false refusals: {ordinary:#?}",
+        ordinary.len()
     );
 }
 

@@ -74,42 +74,44 @@ pub const SINGLE_ROOT_LARGEST_FACTOR: f64 = 20.0;
 /// which decides the route of a single-root dense product in place of the
 /// floor of [`SINGLE_ROOT_LARGEST_FACTOR`]: the product is kept when the
 /// estimate without the floor, its error raised to `3` times the norm
-/// `‖r‖₂` of the residuals of the product's identities (`r_m = Σ_h v̂_hm`
-/// per word, `r_0 = Σ_m v̂_0m` for the root: zero in exact arithmetic),
-/// keeps [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`]. The residual
+/// `‖r'‖₂` of the weighted residuals of the product's identities
+/// (`r_m = Σ_h v̂_hm` per word, `r_0 = Σ_m v̂_0m` for the root: zero in exact
+/// arithmetic; each times `‖w‖₂ / ‖w‖₁` of the arcs it sums), keeps
+/// [`DERIVATIVE_BITS`] + [`CERTIFY_DERIVATIVE_MARGIN`]. The residual
 /// measures the error the floor guards against (an error shared by a
-/// column adds up in its sum, see `residual_accuracy`): on the products of
-/// the calibration sweep that kept fewer than 45 bits while the estimate
-/// without the floor said 45 or more (46 products of `F64` and `ShiftedF64`
-/// at `n = 3, 4, 5, 6, 8, 36`; 10 at `n = 10, 12, 16, 20, 28, 50`) it
-/// overstates the bits by at most 1.49 (0.24 at the larger `n`), so `3`
-/// (1.58 bits) is the least round factor that flags every one, and the
-/// margin is the spare made honest, as for the floor.
+/// column adds up in its sum, see `residual_accuracy`).
 ///
-/// Against `HighPrecision<512>` (`cargo run --profile test -p spantree-faer
-/// --example vjp_calibration 3 4 5 6 8 36`, and `… 10 12 16 20 28 50`),
-/// single-root, per engine: the floor escalated 4,422 of the 7,012 products
-/// the dense engines return (1,301 of 2,283 at the larger `n`), of which,
-/// both engines together, 8,798 of 8,844 kept 45 bits norm-wise (7,973
-/// also 40 bits on every entry `≥ 1e-8` of the largest) and 2,593 of 2,602;
-/// the residual escalates 1,006 on `F64` and 1,008 on `ShiftedF64` (386
-/// and 392), returns none below 45 bits (the floor returned one on `F64` at
-/// `n = 10`, 44.7 bits, where its estimate said 46.7 and the residual
-/// 44.1), and the fewest returned keep 46.5 and 46.6 bits (45.7 and 46.8).
-/// `Accurate` keeps 9,995 of 17,136 single-root products dense (4,528 with
-/// the floor; 3,023 of 5,040 at the larger `n`, 1,615), fewest 46.1 bits.
-/// On ordinary graphs: the single-root entropy gradient of `N(0, 2²)`
-/// graphs on `Accurate` goes to the elimination for 2 of 205 graphs at
-/// `n = 10..=50` (49 with the floor, every one of them with 48.4 bits or
-/// more; `cargo run --release -p spantree-faer --example escalation_count
-/// 10 50 5`), and on the UD corpus (`spantree-bench`'s `route_profile
-/// corpus DIR`, entropy + gradient per sentence) for 172 of 6,025
-/// sentences (2,017 with the floor, the 1,921 of them that only the floor
-/// doubted keeping 48.0 bits or more): the pass runs 8.7% fewer
-/// instructions (`valgrind --tool=callgrind`, `route_profile corpus DIR
-/// 0`, inclusive in its `entropy_and_gradient`), 11% less time in the
-/// median of three (1,112 sentences still pay the elimination's marginal
-/// pass); `op_loop grad_entropy 20 10000 0 accurate`: 79 → 15 µs.
+/// Calibration, against `HighPrecision<512>` (`cargo run --profile test -p
+/// spantree-faer --example vjp_calibration 3 4 5 6 8 36`, `… 10 12 16 20 28
+/// 50` and `… 70 100`; the least factor from a scratch build of it that
+/// printed each product's residuals beside its true bits): of the
+/// single-root products of `F64` and `ShiftedF64` that
+/// kept fewer than 45 bits while the estimate without the floor said 45 or
+/// more (76 products, 44 of them at `n ≤ 8`), every one is flagged by a
+/// factor of `2.27` or more on the weighted residual (`1.72` on the
+/// unweighted one), so `3` (1.58 bits) flags them all with 0.4 bits to
+/// spare, and the margin is the spare made honest, as for the floor. The
+/// weight is at most `1`, so the rule keeps every product the unweighted
+/// residual kept, and more.
+///
+/// Why the weight: an error `δ_m` shared by the arcs of column `m` adds up
+/// to `δ_m ‖w‖₁` in `r_m`, but its 2-norm over the column is `|δ_m| ‖w‖₂`;
+/// unweighted, the residual counted it up to `√(n + 1)` times over, and the
+/// factor calibrated at `n ≤ 50` escalated to the elimination most
+/// single-root entropy gradients of `N(0, 2²)` graphs from `n ≈ 60` on,
+/// although their dense products kept 48.5–49 bits (`escalation_count`:
+/// 4 of 15 graphs at `n = 60..=64`, 6 of 9 at `80..=82`, 6 of 6 at
+/// `100, 101`; `op_loop grad_entropy 100 30 0 f64` 2.1 ms, 14× its kernel).
+///
+/// Per engine, single-root (`F64` / `ShiftedF64`): escalated 920 / 924 of
+/// the 7,012 products each returns at `n ≤ 8` and 36 (1,006 / 1,008
+/// unweighted), 315 / 321 of 2,283 at `n = 10..=50` (386 / 392); none
+/// returned below 45 bits; the fewest returned keep 45.5 / 46.6 bits
+/// (46.5 / 46.6 unweighted) and 45.7 / 46.5 (45.7 / 46.8); at `n = 70,
+/// 100`, 63 / 60 of 332 escalated, none below 45 bits, fewest 47.7 / 47.5.
+/// `Accurate` keeps 10,206 of 17,136 single-root products dense (9,995
+/// unweighted; 3,162 of 5,040 at `n = 10..=50`, 3,023; 411 of 672 at
+/// `n = 70, 100`), fewest 46.1, 46.5 and 47.3 bits.
 pub const SINGLE_ROOT_RESIDUAL_FACTOR: f64 = 3.0;
 
 /// The bits [`Certified`](super::Certified) asks of the estimate beyond
@@ -566,17 +568,19 @@ pub(crate) fn dense_route<S: Scalar>(product: &DenseProduct<'_, S>, refuses: boo
 /// `Σ_m v_0m = 0` in exact arithmetic: the residuals are
 /// `r_m = Σ_h v̂_hm` (over the allowed arcs into `m`) and `r_0 = Σ_m v̂_0m`
 /// of the product `v̂` as computed (before the model's `balance`), each
-/// summed compensated (two-sum), and their norm is
-/// `‖r‖₂ = (Σ_m r_m² + r_0²)^½`. `O(n²)`, one allocation; `residual`
-/// is that norm when the estimate's pass has summed it already
-/// (`over_f64`, the same bits).
+/// summed compensated (two-sum) and weighted by `‖w‖₂ / ‖w‖₁` of the
+/// weights of the arcs it sums, and their norm is
+/// `‖r'‖₂ = (Σ_m (r_m ‖w_·m‖₂ / ‖w_·m‖₁)² + (r_0 ‖w_0·‖₂ / ‖w_0·‖₁)²)^½`.
+/// `O(n²)`, one allocation; `residual` is that norm when the estimate's
+/// pass has summed it already (`over_f64`, the same bits).
 ///
 /// Why it sees what the floor guards against: an error `δ_m` of an entry
 /// of `X Cᵀ X` that every arc into `m` reads (the diagonal one) enters
 /// `v_hm` as `w_hm δ_m`, with the sign of `δ_m` on every arc of the column
-/// (the weights are positive), so it adds up in `r_m` to `δ_m Σ_h w_hm`,
-/// at least its own 2-norm over the column; the independent roundings the
-/// plain estimate covers add up in `r_m` as they do in the 2-norm. It is a
+/// (the weights are positive), so it adds up in `r_m` to `δ_m ‖w_·m‖₁`,
+/// and the weight turns that into its 2-norm over the column,
+/// `|δ_m| ‖w_·m‖₂`; independent roundings add up in `r_m` as they do in
+/// the 2-norm, and the weight (at most `1`) only lowers them. It is a
 /// measurement of the error, not a bound (an error that cancels within a
 /// column is not seen), hence the factor and the plain estimate beside it.
 fn residual_accuracy<S: Scalar>(
@@ -596,42 +600,64 @@ fn residual_accuracy<S: Scalar>(
 fn column_residual_norm<S: Scalar>(product: &DenseProduct<'_, S>) -> f64 {
     let (weights, v) = (product.weights.as_slice(), product.v.as_slice());
     let n1 = product.weights.rows();
-    // Per column: the running sum and its compensation, side by side.
-    let mut state = vec![0.0f64; 2 * n1];
-    let (sums, compensations) = state.split_at_mut(n1);
+    // Per column: the running sum and its compensation, and the weights'
+    // sum and sum of squares, side by side.
+    let mut state = vec![0.0f64; 4 * n1];
+    let (sums, rest) = state.split_at_mut(n1);
+    let (compensations, rest) = rest.split_at_mut(n1);
+    let (l1, l2) = rest.split_at_mut(n1);
     Arch::new().dispatch(ColumnResiduals {
         weights,
         v,
         sums: &mut *sums,
         compensations: &mut *compensations,
+        l1: &mut *l1,
+        l2: &mut *l2,
     });
-    residual_norm(&sums[1..], &compensations[1..], weights, v, n1)
+    residual_norm(
+        &sums[1..],
+        &compensations[1..],
+        &l1[1..],
+        &l2[1..],
+        weights,
+        v,
+        n1,
+    )
 }
 
-/// `‖r‖₂` of [`residual_accuracy`] from the words' compensated column sums
-/// (`sums[j]` and `compensations[j]` for word `j + 1`, in the order of
-/// `h`): the root row's sum taken here, along the row (the order of `m`,
-/// compensated), then `(Σ_m (sum + compensation)² + r_0²)^½` in the order
-/// of `m`. `O(n)`.
+/// `‖r'‖₂` of [`residual_accuracy`] from the words' compensated column sums
+/// and their weights' sums and sums of squares (`sums[j]`, `compensations[j]`,
+/// `l1[j]`, `l2[j]` for word `j + 1`, in the order of `h`): the root row's
+/// taken here, along the row (the order of `m`, compensated), then
+/// `(Σ_m ((sum + compensation) √l2 / l1)² + r_0'²)^½` in the order of `m`
+/// (a weight of `1` where no arc is summed). `O(n)`.
 fn residual_norm<S: Scalar>(
     sums: &[f64],
     compensations: &[f64],
+    l1: &[f64],
+    l2: &[f64],
     weights: &[S],
     v: &[S],
     n1: usize,
 ) -> f64 {
-    let mut root = (0.0f64, 0.0f64);
+    let mut root = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for (w, x) in weights[1..n1].iter().zip(&v[1..n1]) {
         if !w.is_zero() {
             let (t, lost) = two_sum(root.0, x.to_f64());
-            root = (t, root.1 + lost);
+            let w = w.to_f64();
+            root = (t, root.1 + lost, root.2 + w, root.3 + w * w);
         }
     }
     let squares = sums
         .iter()
         .zip(compensations)
-        .chain(std::iter::once((&root.0, &root.1)))
-        .map(|(sum, compensation)| (sum + compensation).powi(2))
+        .zip(l1.iter().zip(l2))
+        .map(|((&s, &c), (&l1, &l2))| (s, c, l1, l2))
+        .chain(std::iter::once(root))
+        .map(|(sum, compensation, l1, l2)| {
+            let weight = if l1 > 0.0 { l2.sqrt() / l1 } else { 1.0 };
+            ((sum + compensation) * weight).powi(2)
+        })
         .sum::<f64>();
     squares.sqrt()
 }
@@ -649,14 +675,18 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// The column sums of [`residual_accuracy`]: per word `m`, over the allowed
 /// arcs `h → m` in the order of `h`, `Σ_h v̂_hm` compensated (the running
-/// sum and the sum of each addition's rounding error), row by row over
-/// contiguous slices; an arc not allowed (or the diagonal) adds `+0`, which
-/// moves neither (`O(n²)`, branch-free, vectorised).
+/// sum and the sum of each addition's rounding error), and the weights'
+/// `Σ_h w_hm` and `Σ_h w_hm²`, row by row over contiguous slices; an arc
+/// not allowed (or the diagonal) adds `+0`, which moves none of them
+/// (`O(n²)`, branch-free, vectorised).
 struct ColumnResiduals<'a, S> {
     weights: &'a [S],
     v: &'a [S],
     sums: &'a mut [f64],
     compensations: &'a mut [f64],
+    /// `Σ_h w_hm` and `Σ_h w_hm²` over the same arcs.
+    l1: &'a mut [f64],
+    l2: &'a mut [f64],
 }
 
 impl<S: Scalar> WithSimd for ColumnResiduals<'_, S> {
@@ -669,17 +699,26 @@ impl<S: Scalar> WithSimd for ColumnResiduals<'_, S> {
             v,
             sums,
             compensations,
+            l1,
+            l2,
         } = self;
         let n1 = sums.len();
         for (h, (wr, vr)) in weights.chunks_exact(n1).zip(v.chunks_exact(n1)).enumerate() {
             let (wr, vr) = (&wr[..n1], &vr[..n1]);
             let (sums, compensations) = (&mut sums[..n1], &mut compensations[..n1]);
+            let (l1, l2) = (&mut l1[..n1], &mut l2[..n1]);
             for m in 0..n1 {
                 let on = (m != h) & !wr[m].is_zero();
-                let x = if on { vr[m].to_f64() } else { 0.0 };
+                let (x, w) = if on {
+                    (vr[m].to_f64(), wr[m].to_f64())
+                } else {
+                    (0.0, 0.0)
+                };
                 let (t, lost) = two_sum(sums[m], x);
                 sums[m] = t;
                 compensations[m] += lost;
+                l1[m] += w;
+                l2[m] += w * w;
             }
         }
     }
@@ -1216,7 +1255,7 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
         return Estimates {
             plain: zero,
             floored: zero,
-            residual: single.then(|| residual_norm(&[], &[], w, v, n1)),
+            residual: single.then(|| residual_norm(&[], &[], &[], &[], w, v, n1)),
         };
     }
     // Per word `m = j + 1` (index `j`): |X|ᵀ (`n × n`), then the diagonal
@@ -1235,7 +1274,7 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
     for i in 0..n {
         buf.extend(x.chunks_exact(n).map(|xr| xr[i].abs()));
     }
-    buf.resize(n * n + 11 * n, 0.0);
+    buf.resize(n * n + 13 * n, 0.0);
     let (xt, rest) = buf.split_at_mut(n * n);
     let xt = &*xt;
     let (diagonal, rest) = rest.split_at_mut(n);
@@ -1247,7 +1286,9 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
     let (norms, rest) = rest.split_at_mut(n);
     let (scales, rest) = rest.split_at_mut(n);
     let (largests, rest) = rest.split_at_mut(n);
-    let (sums, compensations) = rest.split_at_mut(n);
+    let (sums, rest) = rest.split_at_mut(n);
+    let (compensations, rest) = rest.split_at_mut(n);
+    let (l1, l2) = rest.split_at_mut(n);
     for (j, (d, m)) in diagonal.iter_mut().zip(words.iter_mut()).enumerate() {
         *d = if single && j == 0 {
             0.0
@@ -1271,7 +1312,7 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
         let words = load(words, at);
         let (mut heads_v, mut squares_v, mut balanced_v, mut top_v) = (zero, zero, zero, zero);
         let (mut norms_v, mut scales_v, mut largests_v) = (zero, zero, zero);
-        let (mut sums_v, mut compensations_v) = (zero, zero);
+        let (mut sums_v, mut compensations_v, mut l1_v, mut l2_v) = (zero, zero, zero, zero);
         let mut found = none;
         for h in 0..n1 {
             // Arc `h → m` of lane `j` at `h n1 + 1 + j`.
@@ -1296,6 +1337,9 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
                 let lost = simd.add_f64s(simd.sub_f64s(sums_v, av), simd.sub_f64s(x, bv));
                 sums_v = t;
                 compensations_v = simd.add_f64s(compensations_v, lost);
+                let w_on = simd.select_f64s(on, wr, zero);
+                l1_v = simd.add_f64s(l1_v, w_on);
+                l2_v = simd.add_f64s(l2_v, simd.mul_f64s(w_on, w_on));
             }
             if skip_root && h == 0 {
                 continue;
@@ -1353,6 +1397,8 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
         store_lanes(simd, largests, at, largests_v);
         store_lanes(simd, sums, at, sums_v);
         store_lanes(simd, compensations, at, compensations_v);
+        store_lanes(simd, l1, at, l1_v);
+        store_lanes(simd, l2, at, l2_v);
     }
     let (mut scale, mut norm, mut sizes, mut largest) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for j in 0..n {
@@ -1373,7 +1419,7 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
     }
     let order = 1.0 + 4.0 * (n1 * n1) as f64 * f64::EPSILON;
     Estimates {
-        residual: single.then(|| residual_norm(sums, compensations, w, v, n1)),
+        residual: single.then(|| residual_norm(sums, compensations, l1, l2, w, v, n1)),
         ..Estimates::of_sums(sizes, largest, scale, norm, single, order)
     }
 }
@@ -1485,15 +1531,24 @@ mod tests {
     }
 
     /// The residual second opinion on a product whose identities' sums are
-    /// known by hand: single-root, `n = 3`, every arc allowed. Column 1
-    /// holds `1e16, 1, −1e16` (sum exactly `1`, which a plain left-to-right
-    /// sum loses to `0`), column 2 sums to `1/2`, column 3 to `−2`; the
-    /// root row `1e16 + 1 + 1/4` rounds to `1e16 + 2` (doubles near `1e16`
-    /// are `2` apart; a plain sum gives `1e16`). Error
-    /// `max(plain, 3 ‖r‖₂)`, `‖r‖₂² = 1 + 1/4 + 4 + (1e16 + 2)²`.
+    /// known by hand: single-root, `n = 3`, every arc allowed, `w_hm =
+    /// 1 + h`. Column 1 holds `1e16, 1, −1e16` (sum exactly `1`, which a
+    /// plain left-to-right sum loses to `0`), column 2 sums to `1/2`,
+    /// column 3 to `−2`; the root row `1e16 + 1 + 1/4` rounds to `1e16 + 2`
+    /// (doubles near `1e16` are `2` apart; a plain sum gives `1e16`). Each
+    /// residual is weighted by its arcs' `‖w‖₂ / ‖w‖₁`: column 1 (heads
+    /// 0, 2, 3) `√26 / 8`, column 2 (heads 0, 1, 3) `√21 / 7`, column 3
+    /// (heads 0, 1, 2) `√14 / 6`, the root row (weights 1, 1, 1) `√3 / 3`.
+    /// Error `max(plain, c ‖r'‖₂)`, `c` = [`SINGLE_ROOT_RESIDUAL_FACTOR`].
     #[test]
     fn residual_accuracy_sums_the_identities_by_hand() {
-        let w = Matrix::from_fn(4, 4, |h, m| if m == 0 || h == m { 0.0 } else { 1.0 });
+        let w = Matrix::from_fn(4, 4, |h, m| {
+            if m == 0 || h == m {
+                0.0
+            } else {
+                1.0 + h as f64
+            }
+        });
         let mut v = Matrix::zeros(4, 4);
         // Column 1: root, 2 → 1, 3 → 1.
         v[(0, 1)] = 1e16;
@@ -1522,7 +1577,12 @@ mod tests {
             norm: 7.0,
         };
         let root: f64 = 1e16 + 2.0;
-        let expected = 3.0 * (1.0f64 + 0.25 + 4.0 + root * root).sqrt();
+        let term = |r: f64, l1: f64, l2: f64| (r * (l2.sqrt() / l1)).powi(2);
+        let squares = term(1.0, 8.0, 26.0)
+            + term(0.5, 7.0, 21.0)
+            + term(-2.0, 6.0, 14.0)
+            + term(root, 3.0, 3.0);
+        let expected = SINGLE_ROOT_RESIDUAL_FACTOR * squares.sqrt();
         let second = residual_accuracy(&product, plain, None);
         assert_eq!((second.error, second.norm), (expected, 7.0));
         // Every identity exact: the plain estimate stands.
