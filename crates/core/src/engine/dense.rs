@@ -956,10 +956,6 @@ impl GradientRows<'_> {
         let reads = word_reads(x, single, false);
         let (root, diagonal) = reads.split_at(n1);
         let (root, diagonal) = (&root[1..], &diagonal[1..]);
-        let mut xt = Vec::with_capacity(n * n);
-        for c in 0..n {
-            xt.extend(x.as_slice().chunks_exact(n).map(|row| row[c]));
-        }
         let mut g = vec![0.0; n1 * n1];
         let mut mu = vec![0.0; n1 * n1];
         let rows = g
@@ -981,10 +977,17 @@ impl GradientRows<'_> {
                     store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
                 }
             } else {
-                let t = &xt[(h - 1) * n..h * n];
+                // Column `h − 1` of `X`, gathered lane by lane into a
+                // vector register.
+                let column = &x.as_slice()[h - 1..];
                 for at in column_blocks(n, Sm::F64_LANES) {
-                    let (d, t) = (load_lanes(simd, diagonal, at), load_lanes(simd, t, at));
-                    let gx = simd.sub_f64s(d, t);
+                    let mut t = simd.splat_f64s(0.0);
+                    let lanes: &mut [f64] =
+                        pulp::bytemuck::cast_slice_mut(std::slice::from_mut(&mut t));
+                    for (i, lane) in lanes.iter_mut().enumerate() {
+                        *lane = column[(at + i) * n];
+                    }
+                    let gx = simd.sub_f64s(load_lanes(simd, diagonal, at), t);
                     store_lanes(simd, gr, at, gx);
                     store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
                 }
