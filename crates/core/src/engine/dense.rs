@@ -474,12 +474,65 @@ impl<F: Factorization> Factors for Dense<F> {
 /// sweep the compiler vectorises for `f64` (the seeds of one product are
 /// equal, so an early exit saves nothing). `O(n²)`.
 fn same_entries<S: Scalar>(a: &Matrix<S>, b: &Matrix<S>) -> bool {
+    if let (Some(a), Some(b)) = (as_f64(a), as_f64(b)) {
+        return a.rows() == b.rows()
+            && a.cols() == b.cols()
+            && Arch::new().dispatch(SameEntries {
+                a: a.as_slice(),
+                b: b.as_slice(),
+            });
+    }
     a.rows() == b.rows()
         && a.cols() == b.cols()
         && a.as_slice()
             .iter()
             .zip(b.as_slice())
             .fold(true, |same, (x, y)| same & (x == y))
+}
+
+/// [`same_entries`] on `f64` slices of one length in whole vectors under
+/// one instruction-set dispatch: the lanes' inequalities `or`ed (a NaN
+/// equals nothing), the last vector moved back over entries already
+/// compared. Fewer entries than lanes take the scalar instruction set.
+/// `O(n²)`.
+#[derive(Clone, Copy)]
+struct SameEntries<'a> {
+    a: &'a [f64],
+    b: &'a [f64],
+}
+
+impl WithSimd for SameEntries<'_> {
+    type Output = bool;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> bool {
+        if self.a.len() < Sm::F64_LANES {
+            self.body(pulp::Scalar::new())
+        } else {
+            self.body(simd)
+        }
+    }
+}
+
+impl SameEntries<'_> {
+    /// The body of [`SameEntries`] under `simd`, whose lanes the slices
+    /// cover.
+    #[inline(always)]
+    fn body<Sm: Simd>(self, simd: Sm) -> bool {
+        let SameEntries { a, b } = self;
+        if a.len() != b.len() {
+            return false;
+        }
+        let lanes = Sm::F64_LANES;
+        let zero = simd.splat_f64s(0.0);
+        let all = simd.equal_f64s(zero, zero);
+        let mut differ = simd.xor_m64s(all, all);
+        for at in column_blocks(a.len(), lanes) {
+            let equal = simd.equal_f64s(load_lanes(simd, a, at), load_lanes(simd, b, at));
+            differ = simd.or_m64s(differ, simd.xor_m64s(equal, all));
+        }
+        simd.first_true_m64s(differ) >= lanes
+    }
 }
 
 /// The first word whose Laplacian diagonal (`ρ_m + Σ_h A[h][m]` multi-root,
@@ -1556,6 +1609,39 @@ mod tests {
                 };
                 for fast in by_lanes(adjoint) {
                     assert_eq!(bits(&fast), bits(c.as_slice()), "{label} adjoint");
+                }
+            }
+        }
+    }
+
+    /// [`SameEntries`] against `==` entry by entry, under every instruction
+    /// set: equal slices of every length 0–40, one entry changed (or NaN,
+    /// or `−0` for `+0`, which are equal) at every position.
+    #[test]
+    fn same_entries_is_entry_by_entry_equality() {
+        use crate::testing::by_lanes;
+        for len in 0..=40usize {
+            let a: Vec<f64> = (0..len).map(|i| (i as f64 * 0.7).sin()).collect();
+            let mut cases = vec![(a.clone(), true)];
+            for k in 0..len {
+                for x in [a[k] + 1.0, f64::NAN] {
+                    let mut b = a.clone();
+                    b[k] = x;
+                    cases.push((b, false));
+                }
+                let mut b = a.clone();
+                b[k] = 0.0;
+                let mut c = a.clone();
+                c[k] = -0.0;
+                cases.push((b.clone(), b == a));
+                let same = b.iter().zip(&c).all(|(x, y)| x == y);
+                for fast in by_lanes(SameEntries { a: &b, b: &c }) {
+                    assert_eq!(fast, same, "len {len}, ±0 at {k}");
+                }
+            }
+            for (b, expected) in cases {
+                for fast in by_lanes(SameEntries { a: &a, b: &b }) {
+                    assert_eq!(fast, expected, "len {len}");
                 }
             }
         }
