@@ -40,7 +40,10 @@ type MarginalsAndGradient<S> = (Matrix<S>, Option<Matrix<S>>);
 /// either way. Measured, callgrind instructions per `grad_entropy` call
 /// (`op_loop grad_entropy N REPS 0 f64`, single-root `N(0, 2²)` scores,
 /// rows against columns): `n = 5` +1.1%, `8` +1.6%, `10` +1.0%, `12`
-/// −0.2%, `16` −5.6%, `24` −8.9%, `36` −8.8%.
+/// −0.2%, `16` −5.6%, `24` −8.9%, `36` −8.8%. With the rows in `f64`
+/// vectors (session 21), moving this to `8` still lost at `n = 10`
+/// (task-clock per call, medians of 5: `log_z+marginals` +3.3%, `entropy`
+/// +6.2%, `grad_entropy` −0.4%): the marginals alone pay for `G(X)`.
 const ROW_GLUE_FROM: usize = 12;
 
 /// A product escalated to the elimination and its own estimate, set by
