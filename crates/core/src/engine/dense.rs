@@ -1,5 +1,6 @@
 //! Answers from a dense factorisation of the Laplacian.
 
+use std::any::Any;
 use std::sync::{Mutex, OnceLock};
 
 use super::derivative_check::{centred_with, dense_route, live_accuracy, DenseProduct, DenseRoute};
@@ -7,7 +8,7 @@ use super::{Eliminated, Factorization, Factors, VjpAccuracy};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
-use crate::linalg::PartialPivLu;
+use crate::linalg::{column_blocks, load_lanes, store_lanes, PartialPivLu};
 use crate::matrix::Matrix;
 use crate::scalar::{Scalar, Sign};
 use pulp::{Arch, Simd, WithSimd};
@@ -39,7 +40,10 @@ type MarginalsAndGradient<S> = (Matrix<S>, Option<Matrix<S>>);
 /// either way. Measured, callgrind instructions per `grad_entropy` call
 /// (`op_loop grad_entropy N REPS 0 f64`, single-root `N(0, 2²)` scores,
 /// rows against columns): `n = 5` +1.1%, `8` +1.6%, `10` +1.0%, `12`
-/// −0.2%, `16` −5.6%, `24` −8.9%, `36` −8.8%.
+/// −0.2%, `16` −5.6%, `24` −8.9%, `36` −8.8%. With the rows in `f64`
+/// vectors (session 21), moving this to `8` still lost at `n = 10`
+/// (task-clock per call, medians of 5: `log_z+marginals` +3.3%, `entropy`
+/// +6.2%, `grad_entropy` −0.4%): the marginals alone pay for `G(X)`.
 const ROW_GLUE_FROM: usize = 12;
 
 /// A product escalated to the elimination and its own estimate, set by
@@ -473,12 +477,65 @@ impl<F: Factorization> Factors for Dense<F> {
 /// sweep the compiler vectorises for `f64` (the seeds of one product are
 /// equal, so an early exit saves nothing). `O(n²)`.
 fn same_entries<S: Scalar>(a: &Matrix<S>, b: &Matrix<S>) -> bool {
+    if let (Some(a), Some(b)) = (as_f64(a), as_f64(b)) {
+        return a.rows() == b.rows()
+            && a.cols() == b.cols()
+            && Arch::new().dispatch(SameEntries {
+                a: a.as_slice(),
+                b: b.as_slice(),
+            });
+    }
     a.rows() == b.rows()
         && a.cols() == b.cols()
         && a.as_slice()
             .iter()
             .zip(b.as_slice())
             .fold(true, |same, (x, y)| same & (x == y))
+}
+
+/// [`same_entries`] on `f64` slices of one length in whole vectors under
+/// one instruction-set dispatch: the lanes' inequalities `or`ed (a NaN
+/// equals nothing), the last vector moved back over entries already
+/// compared. Fewer entries than lanes take the scalar instruction set.
+/// `O(n²)`.
+#[derive(Clone, Copy)]
+struct SameEntries<'a> {
+    a: &'a [f64],
+    b: &'a [f64],
+}
+
+impl WithSimd for SameEntries<'_> {
+    type Output = bool;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> bool {
+        if self.a.len() < Sm::F64_LANES {
+            self.body(pulp::Scalar::new())
+        } else {
+            self.body(simd)
+        }
+    }
+}
+
+impl SameEntries<'_> {
+    /// The body of [`SameEntries`] under `simd`, whose lanes the slices
+    /// cover.
+    #[inline(always)]
+    fn body<Sm: Simd>(self, simd: Sm) -> bool {
+        let SameEntries { a, b } = self;
+        if a.len() != b.len() {
+            return false;
+        }
+        let lanes = Sm::F64_LANES;
+        let zero = simd.splat_f64s(0.0);
+        let all = simd.equal_f64s(zero, zero);
+        let mut differ = simd.xor_m64s(all, all);
+        for at in column_blocks(a.len(), lanes) {
+            let equal = simd.equal_f64s(load_lanes(simd, a, at), load_lanes(simd, b, at));
+            differ = simd.or_m64s(differ, simd.xor_m64s(equal, all));
+        }
+        simd.first_true_m64s(differ) >= lanes
+    }
 }
 
 /// The first word whose Laplacian diagonal (`ρ_m + Σ_h A[h][m]` multi-root,
@@ -509,8 +566,26 @@ fn lost_weight<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Option<usize
 /// arc of seed or weight zero adds an exact zero, as if skipped), with the
 /// diagonal summed apart in the order of
 /// `laplacian::weighted_adjoint_transposed`: the same sums, bit for bit.
-/// `O(n²)`.
+/// `O(n²)`. On `f64`, [`AdjointRows`] (the same bits in whole vectors).
 fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+    if let (Some(seed), Some(w)) = (as_f64(seed), as_f64(w)) {
+        let single = rooting == Rooting::Single;
+        let n = w.rows() - 1;
+        let c = Arch::new().dispatch(AdjointRows { seed, w, single });
+        if let Some(c) = from_f64(Matrix::from_row_major(n, n, c)) {
+            return c;
+        }
+    }
+    weighted_adjoint_generic(seed, w, rooting)
+}
+
+/// [`weighted_adjoint`] entry by entry on any scalar: its definition.
+/// `O(n²)`.
+fn weighted_adjoint_generic<S: Scalar>(
+    seed: &Matrix<S>,
+    w: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
     let n1 = w.rows();
     let n = n1 - 1;
     let single = rooting == Rooting::Single;
@@ -686,8 +761,30 @@ fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool) -> Vec<S
 /// column `0`; its diagonal entries are never read, the marginals' are
 /// zero. Row `h` reads column `h − 1` of `X` (strided reads; each row of
 /// both results written once, no zero-filled matrix). `O(n²)`, once per
-/// factors.
+/// factors. On `f64`, [`GradientRows`] (the same bits in whole vectors).
 fn gradient_and_marginals<S: Scalar>(
+    w: &Matrix<S>,
+    x: &Matrix<S>,
+    rooting: Rooting,
+) -> (Matrix<S>, Matrix<S>) {
+    if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
+        let single = rooting == Rooting::Single;
+        let n1 = w.rows();
+        let (mu, g) = Arch::new().dispatch(GradientRows { w, x, single });
+        let (mu, g) = (
+            Matrix::from_row_major(n1, n1, mu),
+            Matrix::from_row_major(n1, n1, g),
+        );
+        if let (Some(mu), Some(g)) = (from_f64(mu), from_f64(g)) {
+            return (mu, g);
+        }
+    }
+    gradient_and_marginals_generic(w, x, rooting)
+}
+
+/// [`gradient_and_marginals`] entry by entry on any scalar: its definition.
+/// `O(n²)`.
+fn gradient_and_marginals_generic<S: Scalar>(
     w: &Matrix<S>,
     x: &Matrix<S>,
     rooting: Rooting,
@@ -747,8 +844,35 @@ fn gradient_and_marginals<S: Scalar>(
 /// `Y[j][h − 1]` that row `h` of `v` subtracts; the root arcs' and the
 /// diagonal's entries of `Y` gathered once ([`word_reads`]). Every read and
 /// write runs along a row; column `0` and the diagonal come out zero.
-/// `O(n²)`, no zero-filled matrix.
+/// `O(n²)`, no zero-filled matrix. On `f64`, [`ProductRows`] (the same bits
+/// in whole vectors).
 fn product_glue<S: Scalar>(
+    seed: &Matrix<S>,
+    w: &Matrix<S>,
+    gx: &Matrix<S>,
+    yt: &Matrix<S>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    let f64s = (as_f64(seed), as_f64(w), as_f64(gx), as_f64(yt));
+    if let (Some(seed), Some(w), Some(gx), Some(yt)) = f64s {
+        let single = rooting == Rooting::Single;
+        let n1 = w.rows();
+        let v = Arch::new().dispatch(ProductRows {
+            seed,
+            w,
+            gx,
+            yt,
+            single,
+        });
+        if let Some(v) = from_f64(Matrix::from_row_major(n1, n1, v)) {
+            return v;
+        }
+    }
+    product_glue_generic(seed, w, gx, yt, rooting)
+}
+
+/// [`product_glue`] entry by entry on any scalar: its definition. `O(n²)`.
+fn product_glue_generic<S: Scalar>(
     seed: &Matrix<S>,
     w: &Matrix<S>,
     gx: &Matrix<S>,
@@ -807,6 +931,297 @@ fn product_glue<S: Scalar>(
         }
     }
     Matrix::from_row_major(n1, n1, v)
+}
+
+/// `m` as a `Matrix<f64>` when `S` is `f64`: the `f64` paths of the glue
+/// (whole `pulp` vectors), taken without a trait of their own.
+fn as_f64<S: Scalar>(m: &Matrix<S>) -> Option<&Matrix<f64>> {
+    (m as &dyn Any).downcast_ref::<Matrix<f64>>()
+}
+
+/// `m` as a `Matrix<S>` when `S` is `f64` (the way back of [`as_f64`]).
+fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
+    let mut out: Option<Matrix<S>> = None;
+    if let Some(slot) = (&mut out as &mut dyn Any).downcast_mut::<Option<Matrix<f64>>>() {
+        *slot = Some(m);
+    }
+    out
+}
+
+/// `x · w`, or `0` where `w = 0` (lane-wise): an arc of weight zero gets an
+/// exact zero, as the scalar glue's branch gives it.
+#[inline(always)]
+fn weighted<Sm: Simd>(simd: Sm, x: Sm::f64s, w: Sm::f64s) -> Sm::f64s {
+    let zero = simd.splat_f64s(0.0);
+    simd.select_f64s(simd.equal_f64s(w, zero), zero, simd.mul_f64s(x, w))
+}
+
+/// `(s · g − gy) · w`, or `0` where `w = 0` (lane-wise): the product
+/// glue's arc.
+#[inline(always)]
+fn arc<Sm: Simd>(simd: Sm, s: Sm::f64s, g: Sm::f64s, gy: Sm::f64s, w: Sm::f64s) -> Sm::f64s {
+    weighted(simd, simd.sub_f64s(simd.mul_f64s(s, g), gy), w)
+}
+
+/// `s · w`, or `0` where `s = 0` or `w = 0` (lane-wise): an arc's term of
+/// the weighted adjoint.
+#[inline(always)]
+fn product<Sm: Simd>(simd: Sm, s: Sm::f64s, w: Sm::f64s) -> Sm::f64s {
+    let zero = simd.splat_f64s(0.0);
+    let skip = simd.or_m64s(simd.equal_f64s(s, zero), simd.equal_f64s(w, zero));
+    simd.select_f64s(skip, zero, simd.mul_f64s(s, w))
+}
+
+/// [`gradient_and_marginals`] on `f64`, the same operations on every entry
+/// (so the same bits): `Xᵀ` gathered first, column by column of `X` (in
+/// cache), then each row of `G(X)` (the diagonal reads minus a row of
+/// `Xᵀ`) and of `μ` in whole vectors under one instruction-set dispatch,
+/// over blocks of columns ([`column_blocks`]: the last moved back over
+/// columns already written, which it writes again with the same values;
+/// no masked load or store, which `pulp` makes a call). Fewer words than
+/// lanes take the scalar instruction set. Returns `(μ, G(X))` row-major.
+/// `O(n²)`.
+#[derive(Clone, Copy)]
+struct GradientRows<'a> {
+    w: &'a Matrix<f64>,
+    x: &'a Matrix<f64>,
+    single: bool,
+}
+
+impl WithSimd for GradientRows<'_> {
+    type Output = (Vec<f64>, Vec<f64>);
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> Self::Output {
+        let n = self.x.rows();
+        if n < Sm::F64_LANES {
+            self.body(pulp::Scalar::new())
+        } else {
+            self.body(simd)
+        }
+    }
+}
+
+impl GradientRows<'_> {
+    /// The body of [`GradientRows`] under `simd`, whose lanes `n` covers.
+    #[inline(always)]
+    fn body<Sm: Simd>(self, simd: Sm) -> (Vec<f64>, Vec<f64>) {
+        let GradientRows { w, x, single } = self;
+        let n = x.rows();
+        let n1 = n + 1;
+        let reads = word_reads(x, single, false);
+        let (root, diagonal) = reads.split_at(n1);
+        let (root, diagonal) = (&root[1..], &diagonal[1..]);
+        let mut g = vec![0.0; n1 * n1];
+        let mut mu = vec![0.0; n1 * n1];
+        let rows = g
+            .chunks_exact_mut(n1)
+            .zip(mu.chunks_exact_mut(n1))
+            .zip(w.as_slice().chunks_exact(n1));
+        for (h, ((gr, ur), wr)) in rows.enumerate() {
+            // Column `0` stays zero; the diagonal of `μ` is set after.
+            let (gr, ur, wr) = (&mut gr[1..], &mut ur[1..], &wr[1..]);
+            let plain = match h {
+                0 => Some(root),
+                1 if single => Some(diagonal),
+                _ => None,
+            };
+            if let Some(reads) = plain {
+                for at in column_blocks(n, Sm::F64_LANES) {
+                    let gx = load_lanes(simd, reads, at);
+                    store_lanes(simd, gr, at, gx);
+                    store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
+                }
+            } else {
+                // Column `h − 1` of `X`, gathered lane by lane into a
+                // vector register.
+                let column = &x.as_slice()[h - 1..];
+                for at in column_blocks(n, Sm::F64_LANES) {
+                    let mut t = simd.splat_f64s(0.0);
+                    let lanes: &mut [f64] =
+                        pulp::bytemuck::cast_slice_mut(std::slice::from_mut(&mut t));
+                    for (i, lane) in lanes.iter_mut().enumerate() {
+                        *lane = column[(at + i) * n];
+                    }
+                    let gx = simd.sub_f64s(load_lanes(simd, diagonal, at), t);
+                    store_lanes(simd, gr, at, gx);
+                    store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
+                }
+            }
+            if h > 0 {
+                // No arc from a word to itself.
+                ur[h - 1] = 0.0;
+            }
+        }
+        (mu, g)
+    }
+}
+
+/// [`product_glue`] on `f64`, the same operations on every entry (so the
+/// same bits), each row in whole vectors under one instruction-set
+/// dispatch, over blocks of columns as [`GradientRows`]: `v = w (ḡ gx − gy)`
+/// (`0` where `w = 0`), `gy` the root arcs' or diagonal reads of `Y`, minus
+/// row `h − 1` of `Yᵀ` in the rows that read it. Returns `v` row-major.
+/// `O(n²)`.
+#[derive(Clone, Copy)]
+struct ProductRows<'a> {
+    seed: &'a Matrix<f64>,
+    w: &'a Matrix<f64>,
+    gx: &'a Matrix<f64>,
+    yt: &'a Matrix<f64>,
+    single: bool,
+}
+
+impl WithSimd for ProductRows<'_> {
+    type Output = Vec<f64>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+        let n = self.yt.rows();
+        if n < Sm::F64_LANES {
+            self.body(pulp::Scalar::new())
+        } else {
+            self.body(simd)
+        }
+    }
+}
+
+impl ProductRows<'_> {
+    /// The body of [`ProductRows`] under `simd`, whose lanes `n` covers.
+    #[inline(always)]
+    fn body<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+        let ProductRows {
+            seed,
+            w,
+            gx,
+            yt,
+            single,
+        } = self;
+        let n = yt.rows();
+        let n1 = n + 1;
+        let reads = word_reads(yt, single, true);
+        let (y_root, y_diagonal) = reads.split_at(n1);
+        let (y_root, y_diagonal) = (&y_root[1..], &y_diagonal[1..]);
+        let mut v = vec![0.0; n1 * n1];
+        let rows = v
+            .chunks_exact_mut(n1)
+            .zip(seed.as_slice().chunks_exact(n1))
+            .zip(w.as_slice().chunks_exact(n1))
+            .zip(gx.as_slice().chunks_exact(n1));
+        for (h, (((vr, sr), wr), gr)) in rows.enumerate() {
+            let (vr, sr, wr, gr) = (&mut vr[1..], &sr[1..], &wr[1..], &gr[1..]);
+            let plain = match h {
+                0 => Some(y_root),
+                1 if single => Some(y_diagonal),
+                _ => None,
+            };
+            if let Some(y) = plain {
+                for at in column_blocks(n, Sm::F64_LANES) {
+                    let gy = load_lanes(simd, y, at);
+                    let a = arc(
+                        simd,
+                        load_lanes(simd, sr, at),
+                        load_lanes(simd, gr, at),
+                        gy,
+                        load_lanes(simd, wr, at),
+                    );
+                    store_lanes(simd, vr, at, a);
+                }
+            } else {
+                let t = &yt.as_slice()[(h - 1) * n..h * n];
+                for at in column_blocks(n, Sm::F64_LANES) {
+                    let gy =
+                        simd.sub_f64s(load_lanes(simd, y_diagonal, at), load_lanes(simd, t, at));
+                    let a = arc(
+                        simd,
+                        load_lanes(simd, sr, at),
+                        load_lanes(simd, gr, at),
+                        gy,
+                        load_lanes(simd, wr, at),
+                    );
+                    store_lanes(simd, vr, at, a);
+                }
+            }
+            if h > 0 {
+                // No arc from a word to itself.
+                vr[h - 1] = 0.0;
+            }
+        }
+        v
+    }
+}
+
+/// [`weighted_adjoint`] on `f64`, the same operations on every entry in
+/// the same order (so the same bits), under one instruction-set dispatch:
+/// block by block of columns ([`column_blocks`]), down the rows, the row's
+/// products `ḡ w` (`0` where either is zero) into the block's diagonal
+/// sums (in a vector register, in the order of `h`) and (negated, or plus
+/// zero in the single-root row `0`) into their row of `Cᵀ`. A block moved
+/// back over columns already done computes them again the same way.
+/// Fewer words than lanes take the scalar instruction set. Returns `Cᵀ`
+/// row-major. `O(n²)`.
+#[derive(Clone, Copy)]
+struct AdjointRows<'a> {
+    seed: &'a Matrix<f64>,
+    w: &'a Matrix<f64>,
+    single: bool,
+}
+
+impl WithSimd for AdjointRows<'_> {
+    type Output = Vec<f64>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+        let n = self.w.rows() - 1;
+        if n < Sm::F64_LANES {
+            self.body(pulp::Scalar::new())
+        } else {
+            self.body(simd)
+        }
+    }
+}
+
+impl AdjointRows<'_> {
+    /// The body of [`AdjointRows`] under `simd`, whose lanes `n` covers.
+    #[inline(always)]
+    fn body<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+        let AdjointRows { seed, w, single } = self;
+        let n1 = w.rows();
+        let n = n1 - 1;
+        let zero = simd.splat_f64s(0.0);
+        let mut c = vec![0.0; n * n];
+        let mut diagonal = vec![0.0; n];
+        let (ss, ws) = (seed.as_slice(), w.as_slice());
+        for at in column_blocks(n, Sm::F64_LANES) {
+            let mut sum = zero;
+            // Multi-root, the root's row adds to the diagonal only;
+            // single-root, it is row `0` of `Cᵀ`, and word `1`'s row adds
+            // to the diagonal only. The diagonal weight `w[h][h]` is zero:
+            // it adds nothing.
+            let mut r = 0;
+            for h in 0..n1 {
+                let k = h * n1 + 1 + at;
+                let p = product(simd, load_lanes(simd, ss, k), load_lanes(simd, ws, k));
+                if single && h == 0 {
+                    store_lanes(simd, &mut c, at, simd.add_f64s(zero, p));
+                    r = 1;
+                    continue;
+                }
+                sum = simd.add_f64s(sum, p);
+                if h > 0 && !(single && h == 1) {
+                    store_lanes(simd, &mut c, r * n + at, simd.sub_f64s(zero, p));
+                    r += 1;
+                }
+            }
+            store_lanes(simd, &mut diagonal, at, sum);
+        }
+        for (j, d) in diagonal.into_iter().enumerate() {
+            if !(single && j == 0) {
+                c[j * n + j] = d;
+            }
+        }
+        c
+    }
 }
 
 /// The least uncertainty `u` a word may keep for a derivative through the
@@ -1124,6 +1539,114 @@ mod tests {
             dense.eliminated_vjp(&seed).expect("escalated product");
             let escalation = dense.escalation.get().expect("escalation formed");
             assert!(!escalation.dense_formed(), "n = {n}");
+        }
+    }
+
+    /// The bits of a row-major matrix, for comparisons that tell `-0` from
+    /// `+0` and see NaN.
+    fn bits(m: &[f64]) -> Vec<u64> {
+        m.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// The `f64` glue in whole vectors ([`GradientRows`], [`ProductRows`],
+    /// [`AdjointRows`]) against their definitions entry by entry
+    /// ([`gradient_and_marginals_generic`], [`product_glue_generic`],
+    /// [`weighted_adjoint_generic`]), bit for bit, under every instruction
+    /// set (`testing::by_lanes`): sizes 1–40 (every tail of 2, 4 and 8
+    /// lanes), both rootings, zero weights and seeds, `−0`, and entries
+    /// where the skipped product would not be zero (an infinite weight
+    /// under a zero seed, NaN under a zero weight).
+    #[test]
+    fn f64_glue_is_its_definition_in_every_instruction_set() {
+        use crate::testing::by_lanes;
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            let single = rooting == Rooting::Single;
+            for n in 1..=40 {
+                let n1 = n + 1;
+                let mut w = matrix(n1, n1, 3 + n as u64);
+                for h in 0..n1 {
+                    w[(h, 0)] = 0.0;
+                    w[(h, h)] = 0.0;
+                }
+                let mut seed = matrix(n1, n1, 5 + n as u64);
+                let mut x = matrix(n, n, 7 + n as u64);
+                let mut y = matrix(n, n, 9 + n as u64);
+                if n > 2 {
+                    // A zero seed under an infinite weight, a NaN seed and
+                    // `Y` entry under a zero weight, `−0` reads.
+                    (w[(1, 2)], seed[(1, 2)]) = (f64::INFINITY, 0.0);
+                    (w[(2, 1)], seed[(2, 1)]) = (0.0, f64::NAN);
+                    (w[(0, 3)], seed[(0, 3)]) = (-0.0, 1.5);
+                    x[(1, 1)] = -0.0;
+                    x[(2, 0)] = -0.0;
+                    y[(2, 2)] = -0.0;
+                    y[(0, 1)] = f64::NAN;
+                }
+                let label = format!("{rooting:?} n = {n}");
+                let (mu, g) = gradient_and_marginals_generic(&w, &x, rooting);
+                for (fast_mu, fast_g) in by_lanes(GradientRows {
+                    w: &w,
+                    x: &x,
+                    single,
+                }) {
+                    assert_eq!(bits(&fast_mu), bits(mu.as_slice()), "{label} marginals");
+                    assert_eq!(bits(&fast_g), bits(g.as_slice()), "{label} G(X)");
+                }
+                let yt = y.transpose();
+                let v = product_glue_generic(&seed, &w, &g, &yt, rooting);
+                let product = ProductRows {
+                    seed: &seed,
+                    w: &w,
+                    gx: &g,
+                    yt: &yt,
+                    single,
+                };
+                for fast in by_lanes(product) {
+                    assert_eq!(bits(&fast), bits(v.as_slice()), "{label} product");
+                }
+                let c = weighted_adjoint_generic(&seed, &w, rooting);
+                let adjoint = AdjointRows {
+                    seed: &seed,
+                    w: &w,
+                    single,
+                };
+                for fast in by_lanes(adjoint) {
+                    assert_eq!(bits(&fast), bits(c.as_slice()), "{label} adjoint");
+                }
+            }
+        }
+    }
+
+    /// [`SameEntries`] against `==` entry by entry, under every instruction
+    /// set: equal slices of every length 0–40, one entry changed (or NaN,
+    /// or `−0` for `+0`, which are equal) at every position.
+    #[test]
+    fn same_entries_is_entry_by_entry_equality() {
+        use crate::testing::by_lanes;
+        for len in 0..=40usize {
+            let a: Vec<f64> = (0..len).map(|i| (i as f64 * 0.7).sin()).collect();
+            let mut cases = vec![(a.clone(), true)];
+            for k in 0..len {
+                for x in [a[k] + 1.0, f64::NAN] {
+                    let mut b = a.clone();
+                    b[k] = x;
+                    cases.push((b, false));
+                }
+                let mut b = a.clone();
+                b[k] = 0.0;
+                let mut c = a.clone();
+                c[k] = -0.0;
+                cases.push((b.clone(), b == a));
+                let same = b.iter().zip(&c).all(|(x, y)| x == y);
+                for fast in by_lanes(SameEntries { a: &b, b: &c }) {
+                    assert_eq!(fast, same, "len {len}, ±0 at {k}");
+                }
+            }
+            for (b, expected) in cases {
+                for fast in by_lanes(SameEntries { a: &a, b: &b }) {
+                    assert_eq!(fast, expected, "len {len}");
+                }
+            }
         }
     }
 
