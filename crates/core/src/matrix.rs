@@ -158,3 +158,18 @@ impl<S> IndexMut<(usize, usize)> for Matrix<S> {
         &mut self.data[i * self.cols + j]
     }
 }
+
+/// `m` as a `Matrix<f64>` when `S` is `f64`: how the `O(n²)` passes take
+/// their `f64` paths (whole `pulp` vectors) without a trait of their own.
+pub(crate) fn as_f64<S: 'static>(m: &Matrix<S>) -> Option<&Matrix<f64>> {
+    (m as &dyn std::any::Any).downcast_ref::<Matrix<f64>>()
+}
+
+/// `m` as a `Matrix<S>` when `S` is `f64` (the way back of [`as_f64`]).
+pub(crate) fn from_f64<S: 'static>(m: Matrix<f64>) -> Option<Matrix<S>> {
+    let mut out: Option<Matrix<S>> = None;
+    if let Some(slot) = (&mut out as &mut dyn std::any::Any).downcast_mut::<Option<Matrix<f64>>>() {
+        *slot = Some(m);
+    }
+    out
+}

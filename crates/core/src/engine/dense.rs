@@ -1,6 +1,5 @@
 //! Answers from a dense factorisation of the Laplacian.
 
-use std::any::Any;
 use std::sync::{Mutex, OnceLock};
 
 use super::derivative_check::{centred_with, dense_route, live_accuracy, DenseProduct, DenseRoute};
@@ -9,7 +8,7 @@ use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
 use crate::linalg::{column_blocks, load_lanes, store_lanes, PartialPivLu};
-use crate::matrix::Matrix;
+use crate::matrix::{as_f64, from_f64, Matrix};
 use crate::scalar::{Scalar, Sign};
 use pulp::{Arch, Simd, WithSimd};
 
@@ -931,21 +930,6 @@ fn product_glue_generic<S: Scalar>(
         }
     }
     Matrix::from_row_major(n1, n1, v)
-}
-
-/// `m` as a `Matrix<f64>` when `S` is `f64`: the `f64` paths of the glue
-/// (whole `pulp` vectors), taken without a trait of their own.
-fn as_f64<S: Scalar>(m: &Matrix<S>) -> Option<&Matrix<f64>> {
-    (m as &dyn Any).downcast_ref::<Matrix<f64>>()
-}
-
-/// `m` as a `Matrix<S>` when `S` is `f64` (the way back of [`as_f64`]).
-fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
-    let mut out: Option<Matrix<S>> = None;
-    if let Some(slot) = (&mut out as &mut dyn Any).downcast_mut::<Option<Matrix<f64>>>() {
-        *slot = Some(m);
-    }
-    out
 }
 
 /// `x · w`, or `0` where `w = 0` (lane-wise): an arc of weight zero gets an

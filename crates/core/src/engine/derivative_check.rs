@@ -11,10 +11,9 @@ use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINT
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::linalg::{column_blocks, load_lanes, store_lanes};
-use crate::matrix::Matrix;
+use crate::matrix::{as_f64, from_f64, Matrix};
 use crate::scalar::Scalar;
 use pulp::{Arch, Simd, WithSimd};
-use std::any::Any;
 
 /// The fewest correct bits, norm-wise, that a derivative from the dense
 /// inverse must keep by [`VjpAccuracy`] to be returned: `45`, the bar every
@@ -938,22 +937,6 @@ pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec
         }
     }
     live
-}
-
-/// The matrix as `Matrix<f64>` when `S` is `f64`: the `f64` paths of the
-/// `O(n²)` passes below (slices, branch-free loops the compiler
-/// vectorises), taken without a trait of their own.
-fn as_f64<S: Scalar>(m: &Matrix<S>) -> Option<&Matrix<f64>> {
-    (m as &dyn Any).downcast_ref::<Matrix<f64>>()
-}
-
-/// `m` as a `Matrix<S>` when `S` is `f64` (the way back of [`as_f64`]).
-fn from_f64<S: Scalar>(m: Matrix<f64>) -> Option<Matrix<S>> {
-    let mut out: Option<Matrix<S>> = None;
-    if let Some(slot) = (&mut out as &mut dyn Any).downcast_mut::<Option<Matrix<f64>>>() {
-        *slot = Some(m);
-    }
-    out
 }
 
 /// [`centred_with`] on `f64` row-major slices, the same values bit for bit
