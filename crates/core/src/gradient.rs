@@ -59,7 +59,7 @@ impl<E: Engine> Model<E> {
     fn vjp_with_error(&self, seed: &Matrix<E::Scalar>) -> Result<(Matrix<E::Scalar>, Option<f64>)> {
         self.ready()?;
         let mut v = [self.factors.marginals_vjp(seed)?];
-        if !Arch::new().dispatch(AllFinite(v[0].as_slice())) {
+        if !crate::model::all_finite(v[0].as_slice()) {
             return Err(Numerical::NotFinite.into());
         }
         let error = self.factors.vjp_accuracy(seed, &v[0]).map(|a| a.error);
@@ -372,20 +372,6 @@ impl<S: Scalar> WithSimd for Norm<'_, S> {
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, _simd: Sm) -> f64 {
         norm_body(self.0)
-    }
-}
-
-/// [`crate::model::all_finite`] under one instruction-set dispatch: the
-/// same answer, its branch-free sweep in the widest vectors the CPU has
-/// (baseline `x86-64` code had it in two-lane SSE2). `O(len)`.
-struct AllFinite<'a, S>(&'a [S]);
-
-impl<S: Scalar> WithSimd for AllFinite<'_, S> {
-    type Output = bool;
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, _simd: Sm) -> bool {
-        self.0.iter().fold(true, |all, x| all & x.is_finite())
     }
 }
 
@@ -913,7 +899,7 @@ mod tests {
                 let finite = self
                     .0
                     .iter()
-                    .all(|m| AllFinite(m.as_slice()).with_simd(simd));
+                    .all(|m| crate::model::AllFinite(m.as_slice()).with_simd(simd));
                 (Norm(self.0).with_simd(simd), finite)
             }
         }
