@@ -7,7 +7,9 @@ use super::{Eliminated, Factorization, Factors, VjpAccuracy};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
-use crate::linalg::{column_blocks, load_lanes, store_lanes, PartialPivLu};
+use crate::linalg::{
+    column_blocks, load_lanes, narrow_or_wide, store_lanes, ColumnBody, PartialPivLu,
+};
 use crate::matrix::{as_f64, from_f64, Matrix};
 use crate::scalar::{Scalar, Sign};
 use pulp::{Arch, Simd, WithSimd};
@@ -508,15 +510,17 @@ impl WithSimd for SameEntries<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> bool {
-        if self.a.len() < Sm::F64_LANES {
-            self.body(pulp::Scalar::new())
-        } else {
-            self.body(simd)
-        }
+        narrow_or_wide(simd, self)
     }
 }
 
-impl SameEntries<'_> {
+impl ColumnBody for SameEntries<'_> {
+    type Output = bool;
+
+    fn columns(&self) -> usize {
+        self.a.len()
+    }
+
     /// The body of [`SameEntries`] under `simd`, whose lanes the slices
     /// cover.
     #[inline(always)]
@@ -977,16 +981,17 @@ impl WithSimd for GradientRows<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Self::Output {
-        let n = self.x.rows();
-        if n < Sm::F64_LANES {
-            self.body(pulp::Scalar::new())
-        } else {
-            self.body(simd)
-        }
+        narrow_or_wide(simd, self)
     }
 }
 
-impl GradientRows<'_> {
+impl ColumnBody for GradientRows<'_> {
+    type Output = (Vec<f64>, Vec<f64>);
+
+    fn columns(&self) -> usize {
+        self.x.rows()
+    }
+
     /// The body of [`GradientRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> (Vec<f64>, Vec<f64>) {
@@ -1061,16 +1066,17 @@ impl WithSimd for ProductRows<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
-        let n = self.yt.rows();
-        if n < Sm::F64_LANES {
-            self.body(pulp::Scalar::new())
-        } else {
-            self.body(simd)
-        }
+        narrow_or_wide(simd, self)
     }
 }
 
-impl ProductRows<'_> {
+impl ColumnBody for ProductRows<'_> {
+    type Output = Vec<f64>;
+
+    fn columns(&self) -> usize {
+        self.yt.rows()
+    }
+
     /// The body of [`ProductRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
@@ -1156,16 +1162,17 @@ impl WithSimd for AdjointRows<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
-        let n = self.w.rows() - 1;
-        if n < Sm::F64_LANES {
-            self.body(pulp::Scalar::new())
-        } else {
-            self.body(simd)
-        }
+        narrow_or_wide(simd, self)
     }
 }
 
-impl AdjointRows<'_> {
+impl ColumnBody for AdjointRows<'_> {
+    type Output = Vec<f64>;
+
+    fn columns(&self) -> usize {
+        self.w.rows() - 1
+    }
+
     /// The body of [`AdjointRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> Vec<f64> {

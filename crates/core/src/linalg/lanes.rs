@@ -32,3 +32,26 @@ pub(crate) fn load_lanes<Sm: Simd>(_simd: Sm, s: &[f64], at: usize) -> Sm::f64s 
 pub(crate) fn store_lanes<Sm: Simd>(_simd: Sm, s: &mut [f64], at: usize, v: Sm::f64s) {
     Sm::as_mut_simd_f64s(&mut s[at..at + Sm::F64_LANES]).0[0] = v;
 }
+
+/// A vector body over blocks of `columns` columns ([`column_blocks`]),
+/// for [`narrow_or_wide`].
+pub(crate) trait ColumnBody: Sized {
+    /// What the body returns.
+    type Output;
+    /// The number of columns its blocks cover.
+    fn columns(&self) -> usize;
+    /// The body under `simd`, whose lanes the columns fill.
+    fn body<Sm: Simd>(self, simd: Sm) -> Self::Output;
+}
+
+/// Runs `body` under `simd`, or under `pulp::Scalar` (one lane) when its
+/// columns do not fill one of `simd`'s vectors: the dispatch of every
+/// [`ColumnBody`], so that each load and store is a whole vector.
+#[inline(always)]
+pub(crate) fn narrow_or_wide<Sm: Simd, B: ColumnBody>(simd: Sm, body: B) -> B::Output {
+    if body.columns() < Sm::F64_LANES {
+        body.body(pulp::Scalar::new())
+    } else {
+        body.body(simd)
+    }
+}
