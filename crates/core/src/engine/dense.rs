@@ -7,9 +7,7 @@ use super::{Eliminated, Factorization, Factors, VjpAccuracy};
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
-use crate::linalg::{
-    column_blocks, load_lanes, narrow_or_wide, store_lanes, ColumnBody, PartialPivLu,
-};
+use crate::linalg::{column_blocks, load_lanes, store_lanes, ColumnBody, Narrow, PartialPivLu};
 use crate::matrix::{as_f64, from_f64, Matrix};
 use crate::scalar::{Scalar, Sign};
 use pulp::{Arch, Simd, WithSimd};
@@ -481,10 +479,10 @@ fn same_entries<S: Scalar>(a: &Matrix<S>, b: &Matrix<S>) -> bool {
     if let (Some(a), Some(b)) = (as_f64(a), as_f64(b)) {
         return a.rows() == b.rows()
             && a.cols() == b.cols()
-            && Arch::new().dispatch(SameEntries {
+            && Arch::new().dispatch(Narrow(SameEntries {
                 a: a.as_slice(),
                 b: b.as_slice(),
-            });
+            }));
     }
     a.rows() == b.rows()
         && a.cols() == b.cols()
@@ -503,15 +501,6 @@ fn same_entries<S: Scalar>(a: &Matrix<S>, b: &Matrix<S>) -> bool {
 struct SameEntries<'a> {
     a: &'a [f64],
     b: &'a [f64],
-}
-
-impl WithSimd for SameEntries<'_> {
-    type Output = bool;
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, simd: Sm) -> bool {
-        narrow_or_wide(simd, self)
-    }
 }
 
 impl ColumnBody for SameEntries<'_> {
@@ -574,7 +563,7 @@ fn weighted_adjoint<S: Scalar>(seed: &Matrix<S>, w: &Matrix<S>, rooting: Rooting
     if let (Some(seed), Some(w)) = (as_f64(seed), as_f64(w)) {
         let single = rooting == Rooting::Single;
         let n = w.rows() - 1;
-        let c = Arch::new().dispatch(AdjointRows { seed, w, single });
+        let c = Arch::new().dispatch(Narrow(AdjointRows { seed, w, single }));
         if let Some(c) = from_f64(Matrix::from_row_major(n, n, c)) {
             return c;
         }
@@ -773,7 +762,7 @@ fn gradient_and_marginals<S: Scalar>(
     if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
         let single = rooting == Rooting::Single;
         let n1 = w.rows();
-        let (mu, g) = Arch::new().dispatch(GradientRows { w, x, single });
+        let (mu, g) = Arch::new().dispatch(Narrow(GradientRows { w, x, single }));
         let (mu, g) = (
             Matrix::from_row_major(n1, n1, mu),
             Matrix::from_row_major(n1, n1, g),
@@ -860,13 +849,13 @@ fn product_glue<S: Scalar>(
     if let (Some(seed), Some(w), Some(gx), Some(yt)) = f64s {
         let single = rooting == Rooting::Single;
         let n1 = w.rows();
-        let v = Arch::new().dispatch(ProductRows {
+        let v = Arch::new().dispatch(Narrow(ProductRows {
             seed,
             w,
             gx,
             yt,
             single,
-        });
+        }));
         if let Some(v) = from_f64(Matrix::from_row_major(n1, n1, v)) {
             return v;
         }
@@ -976,15 +965,6 @@ struct GradientRows<'a> {
     single: bool,
 }
 
-impl WithSimd for GradientRows<'_> {
-    type Output = (Vec<f64>, Vec<f64>);
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, simd: Sm) -> Self::Output {
-        narrow_or_wide(simd, self)
-    }
-}
-
 impl ColumnBody for GradientRows<'_> {
     type Output = (Vec<f64>, Vec<f64>);
 
@@ -1059,15 +1039,6 @@ struct ProductRows<'a> {
     gx: &'a Matrix<f64>,
     yt: &'a Matrix<f64>,
     single: bool,
-}
-
-impl WithSimd for ProductRows<'_> {
-    type Output = Vec<f64>;
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
-        narrow_or_wide(simd, self)
-    }
 }
 
 impl ColumnBody for ProductRows<'_> {
@@ -1155,15 +1126,6 @@ struct AdjointRows<'a> {
     seed: &'a Matrix<f64>,
     w: &'a Matrix<f64>,
     single: bool,
-}
-
-impl WithSimd for AdjointRows<'_> {
-    type Output = Vec<f64>;
-
-    #[inline(always)]
-    fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
-        narrow_or_wide(simd, self)
-    }
 }
 
 impl ColumnBody for AdjointRows<'_> {
@@ -1575,11 +1537,11 @@ mod tests {
                 }
                 let label = format!("{rooting:?} n = {n}");
                 let (mu, g) = gradient_and_marginals_generic(&w, &x, rooting);
-                for (fast_mu, fast_g) in by_lanes(GradientRows {
+                for (fast_mu, fast_g) in by_lanes(Narrow(GradientRows {
                     w: &w,
                     x: &x,
                     single,
-                }) {
+                })) {
                     assert_eq!(bits(&fast_mu), bits(mu.as_slice()), "{label} marginals");
                     assert_eq!(bits(&fast_g), bits(g.as_slice()), "{label} G(X)");
                 }
@@ -1592,7 +1554,7 @@ mod tests {
                     yt: &yt,
                     single,
                 };
-                for fast in by_lanes(product) {
+                for fast in by_lanes(Narrow(product)) {
                     assert_eq!(bits(&fast), bits(v.as_slice()), "{label} product");
                 }
                 let c = weighted_adjoint_generic(&seed, &w, rooting);
@@ -1601,7 +1563,7 @@ mod tests {
                     w: &w,
                     single,
                 };
-                for fast in by_lanes(adjoint) {
+                for fast in by_lanes(Narrow(adjoint)) {
                     assert_eq!(bits(&fast), bits(c.as_slice()), "{label} adjoint");
                 }
             }
@@ -1629,12 +1591,12 @@ mod tests {
                 c[k] = -0.0;
                 cases.push((b.clone(), b == a));
                 let same = b.iter().zip(&c).all(|(x, y)| x == y);
-                for fast in by_lanes(SameEntries { a: &b, b: &c }) {
+                for fast in by_lanes(Narrow(SameEntries { a: &b, b: &c })) {
                     assert_eq!(fast, same, "len {len}, ±0 at {k}");
                 }
             }
             for (b, expected) in cases {
-                for fast in by_lanes(SameEntries { a: &a, b: &b }) {
+                for fast in by_lanes(Narrow(SameEntries { a: &a, b: &b })) {
                     assert_eq!(fast, expected, "len {len}");
                 }
             }

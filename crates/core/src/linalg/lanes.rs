@@ -3,7 +3,7 @@
 //! rows of a row-major matrix (the derivative check, the spread test of the
 //! elimination's tangent, the column pass of `balance`).
 
-use pulp::Simd;
+use pulp::{Simd, WithSimd};
 
 /// The starts of the blocks of `lanes` columns that cover `cols ≥ lanes`
 /// columns: the last block moved back to end at `cols` when `lanes` does
@@ -34,7 +34,7 @@ pub(crate) fn store_lanes<Sm: Simd>(_simd: Sm, s: &mut [f64], at: usize, v: Sm::
 }
 
 /// A vector body over blocks of `columns` columns ([`column_blocks`]),
-/// for [`narrow_or_wide`].
+/// run under one instruction-set dispatch by [`Narrow`].
 pub(crate) trait ColumnBody: Sized {
     /// What the body returns.
     type Output;
@@ -44,14 +44,21 @@ pub(crate) trait ColumnBody: Sized {
     fn body<Sm: Simd>(self, simd: Sm) -> Self::Output;
 }
 
-/// Runs `body` under `simd`, or under `pulp::Scalar` (one lane) when its
-/// columns do not fill one of `simd`'s vectors: the dispatch of every
-/// [`ColumnBody`], so that each load and store is a whole vector.
-#[inline(always)]
-pub(crate) fn narrow_or_wide<Sm: Simd, B: ColumnBody>(simd: Sm, body: B) -> B::Output {
-    if body.columns() < Sm::F64_LANES {
-        body.body(pulp::Scalar::new())
-    } else {
-        body.body(simd)
+/// A [`ColumnBody`] as a `pulp` operation: under the dispatched instruction
+/// set, or under `pulp::Scalar` (one lane) when its columns do not fill one
+/// of that set's vectors, so that each load and store is a whole vector.
+#[derive(Clone, Copy)]
+pub(crate) struct Narrow<B>(pub(crate) B);
+
+impl<B: ColumnBody> WithSimd for Narrow<B> {
+    type Output = B::Output;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, simd: Sm) -> B::Output {
+        if self.0.columns() < Sm::F64_LANES {
+            self.0.body(pulp::Scalar::new())
+        } else {
+            self.0.body(simd)
+        }
     }
 }

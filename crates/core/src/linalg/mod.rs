@@ -33,5 +33,5 @@ pub use adjugate::bordered_adjugate;
 pub use echelon::RowEchelon;
 pub use exp::{exp_difference, exp_differences};
 pub(crate) use exp::{exp_row, exp_rows};
-pub(crate) use lanes::{column_blocks, load_lanes, narrow_or_wide, store_lanes, ColumnBody};
+pub(crate) use lanes::{column_blocks, load_lanes, store_lanes, ColumnBody, Narrow};
 pub use partial_piv_lu::PartialPivLu;
