@@ -451,6 +451,9 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
     } else {
         vec![0.0; n1]
     };
+    // Summed before the exponentials, in the same order: the chain of
+    // additions runs beside them rather than after.
+    let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
     let b = if shifted { Some(&shift[..]) } else { None };
     let mut weights = Matrix::<S>::zeros(n1, n1);
     let mut suspect = false;
@@ -489,7 +492,6 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             }
         }
     }
-    let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
     let mut lost = None;
     let mut columns = ln_scale;
     if suspect {
