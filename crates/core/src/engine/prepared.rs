@@ -935,9 +935,7 @@ mod tests {
                 .map(|i| {
                     let (h, m) = (i / n1, i % n1);
                     let u = next();
-                    if m == 0 || (m % 7 == 3) {
-                        f64::NEG_INFINITY
-                    } else if u < -0.6 {
+                    if m == 0 || m % 7 == 3 || u < -0.6 {
                         f64::NEG_INFINITY
                     } else if u < -0.2 && m % 3 == 0 {
                         // Zeros of both signs tied for the maximum.
