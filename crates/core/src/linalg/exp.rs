@@ -137,13 +137,14 @@ pub(crate) fn exp_row<S: Simd>(simd: S, a: &[f64], b: Option<&[f64]>, out: &mut 
 /// matrix, `b` the column shifts): [`exp_row`] on every row, bit for bit,
 /// but in one run over the matrix, so that a row's last partial vector is
 /// not paid for row by row (`n + 1 = 37` entries are 4.6 vectors of 8,
-/// 185 vectors row by row against 172 in one run). The vector of shifts at
-/// each column offset is formed once, in the order the run meets them: the
-/// offsets `i · lanes mod b.len()` repeat after `period = b.len() / gcd(lanes,
-/// b.len())` vectors (`37` for `n + 1 = 37`), so the run goes period by
-/// period beside that one list (one buffer of at most `b.len()` vectors per
-/// call), with no offset arithmetic, bounds check or branch per vector.
-/// Returns whether some lane took the scalar path. `O(len)`.
+/// 185 vectors row by row against 172 in one run). The shift vectors are
+/// read from a copy of `b` repeated over `b.len()` plus one vector (one
+/// buffer per call, filled by copies of `b`), sweep by sweep: a sweep is
+/// the run of vectors whose column offsets `o, o + lanes, …` stay below
+/// `b.len()`, whose shift vectors are then consecutive in the copy, so the
+/// loop over a sweep has no offset arithmetic and no bounds check (about
+/// `n / lanes` vectors per sweep, `n + 1` sweeps). Returns whether some
+/// lane took the scalar path. `O(len)`.
 ///
 /// # Panics
 /// If `a` and `out` differ in length or `b` is empty while `a` is not (a
@@ -156,34 +157,29 @@ pub(crate) fn exp_rows<S: Simd>(simd: S, a: &[f64], b: &[f64], out: &mut [f64]) 
     }
     let cols = b.len();
     let lanes = core::mem::size_of::<S::f64s>() / core::mem::size_of::<f64>();
-    // `b` repeated over `cols + lanes` entries: the shifts of the vector at
-    // offset `o < cols` are `repeated[o..o + lanes]`.
     let mut repeated: Vec<f64> = Vec::with_capacity(cols + lanes);
     while repeated.len() < cols + lanes {
         let take = (cols + lanes - repeated.len()).min(cols);
         repeated.extend_from_slice(&b[..take]);
     }
-    let zero = simd.splat_f64s(0.0);
-    let period = cols / gcd(lanes, cols);
-    let mut offset = 0;
-    let shifts: Vec<S::f64s> = (0..period)
-        .map(|_| {
-            // One whole vector (a plain load, not a masked one).
-            let v = S::as_simd_f64s(&repeated[offset..offset + lanes]).0;
-            // `(offset + lanes) mod cols` without a division per step.
-            offset += lanes;
-            while offset >= cols {
-                offset -= cols;
-            }
-            v.first().copied().unwrap_or(zero)
-        })
-        .collect();
     let (a_v, a_t) = S::as_simd_f64s(a);
     let (o_v, o_t) = S::as_mut_simd_f64s(out);
     let mut bad = no_lane(simd);
-    for (a_p, o_p) in a_v.chunks(period).zip(o_v.chunks_mut(period)) {
-        for ((&a, o), &b) in a_p.iter().zip(o_p).zip(&shifts) {
+    let mut pairs = a_v.iter().zip(o_v.iter_mut());
+    // The column offset of the next vector's first entry.
+    let mut offset = 0;
+    while pairs.len() > 0 {
+        let count = (cols - offset).div_ceil(lanes);
+        // Whole vectors (plain loads, not masked ones), consecutive.
+        let shifts = S::as_simd_f64s(&repeated[offset..offset + count * lanes]).0;
+        // The shifts first: the zip stops on them without taking a pair.
+        for (&b, (&a, o)) in shifts.iter().zip(pairs.by_ref()) {
             *o = exp_vector::<S, true>(simd, a, b, &mut bad);
+        }
+        offset = offset + count * lanes - cols;
+        // Rows shorter than a vector wrap more than once.
+        while offset >= cols {
+            offset -= cols;
         }
     }
     if !o_t.is_empty() {
@@ -199,14 +195,6 @@ pub(crate) fn exp_rows<S: Simd>(simd: S, a: &[f64], b: &[f64], out: &mut [f64]) 
         return true;
     }
     false
-}
-
-/// The greatest common divisor of `x` and `y` (Euclid). `O(log min(x, y))`.
-fn gcd(mut x: usize, mut y: usize) -> usize {
-    while y != 0 {
-        (x, y) = (y, x % y);
-    }
-    x
 }
 
 /// The mask with no lane set: the start of the `bad` accumulator of
@@ -483,14 +471,14 @@ mod tests {
         }
     }
 
-    /// The periods of [`exp_rows`] under every instruction set
+    /// The sweeps of [`exp_rows`] under every instruction set
     /// (`crate::testing::by_lanes`: scalar, 4 and 8 lanes): bit for bit
     /// [`exp_row`] row by row under the same set, and within the bar of
     /// [`check`] of `f64::exp` (through [`exp_difference`]), for row lengths
-    /// 1–41 (shorter and longer than a vector, periods of 1 to 41 vectors, every
-    /// offset) and 0–9 rows (less than a period and several).
+    /// 1–41 (shorter and longer than a vector, every offset and sweep
+    /// length) and 0–9 rows.
     #[test]
-    fn exp_rows_by_periods_on_every_instruction_set() {
+    fn exp_rows_sweeps_on_every_instruction_set() {
         for cols in 1..=41 {
             for rows in [0, 1, 2, 3, 5, 9] {
                 let (a, _) = inputs(rows * cols, 11 + (cols * 13 + rows) as u64);
