@@ -451,6 +451,9 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
     } else {
         vec![0.0; n1]
     };
+    // Summed before the exponentials, in the same order: the chain of
+    // additions runs beside them rather than after.
+    let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
     let b = if shifted { Some(&shift[..]) } else { None };
     let mut weights = Matrix::<S>::zeros(n1, n1);
     let mut suspect = false;
@@ -489,7 +492,6 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
             }
         }
     }
-    let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
     let mut lost = None;
     let mut columns = ln_scale;
     if suspect {
@@ -546,13 +548,15 @@ fn row_suspect(a: &[f64], x: impl Iterator<Item = f64>) -> bool {
         .any(|(&a, x)| a > f64::NEG_INFINITY && !(f64::MIN_POSITIVE..=f64::MAX).contains(&x))
 }
 
-/// [`column_maxima`] of `f64` scores, the same bits: a block of columns
-/// one vector wide is kept in a register over all the rows (four blocks
-/// interleaved, the select's latency being the bound), the last block
-/// overlapping the one before it when the row is not a whole number of
-/// vectors (its columns' maxima are already final, and the fold leaves a
-/// maximum as it is). Rows shorter than a vector fall back to the
-/// row-by-row loop. `O(n²)`.
+/// [`column_maxima`] of `f64` scores, the same bits: the columns in blocks
+/// one vector wide, up to eight blocks kept in registers over all the rows
+/// (as many chains as the maximum's latency needs to keep both pipes busy:
+/// `n + 1 = 37` is one pass of 5 blocks on AVX-512, two of 5 on AVX2), the
+/// last block overlapping the one before it when the row is not a whole
+/// number of vectors (its columns' maxima are the same in both, and a later
+/// pass's fold leaves a maximum as it is). The fold is [`vector_max`], one
+/// `maxpd` on x86. Rows shorter than a vector fall back to the row-by-row
+/// loop. `O(n²)`.
 #[inline(always)]
 fn column_maxima_f64<Sm: Simd>(simd: Sm, values: &[f64], best: &mut [f64]) {
     let n1 = best.len();
@@ -561,6 +565,33 @@ fn column_maxima_f64<Sm: Simd>(simd: Sm, values: &[f64], best: &mut [f64]) {
         column_maxima(values, best);
         return;
     }
+    let blocks = n1.div_ceil(lanes);
+    let passes = blocks.div_ceil(8);
+    let mut first = 0;
+    for pass in 0..passes {
+        // The blocks shared out evenly among the passes.
+        let k = (blocks - first).div_ceil(passes - pass);
+        match k {
+            1 => fold_blocks::<Sm, 1>(simd, values, best, first),
+            2 => fold_blocks::<Sm, 2>(simd, values, best, first),
+            3 => fold_blocks::<Sm, 3>(simd, values, best, first),
+            4 => fold_blocks::<Sm, 4>(simd, values, best, first),
+            5 => fold_blocks::<Sm, 5>(simd, values, best, first),
+            6 => fold_blocks::<Sm, 6>(simd, values, best, first),
+            7 => fold_blocks::<Sm, 7>(simd, values, best, first),
+            _ => fold_blocks::<Sm, 8>(simd, values, best, first),
+        }
+        first += k;
+    }
+}
+
+/// `K` blocks of [`column_maxima_f64`] from block `first` (the last
+/// block of the row moved back to end at the row's end), folded over all
+/// the rows, `K` chains side by side. `O(K · lanes · rows)`.
+#[inline(always)]
+fn fold_blocks<Sm: Simd, const K: usize>(simd: Sm, values: &[f64], best: &mut [f64], first: usize) {
+    let n1 = best.len();
+    let lanes = core::mem::size_of::<Sm::f64s>() / core::mem::size_of::<f64>();
     let load = |x: &[f64]| {
         Sm::as_simd_f64s(x)
             .0
@@ -568,31 +599,36 @@ fn column_maxima_f64<Sm: Simd>(simd: Sm, values: &[f64], best: &mut [f64]) {
             .copied()
             .unwrap_or(simd.splat_f64s(f64::NAN))
     };
-    let max = |c: Sm::f64s, v: Sm::f64s| simd.select_f64s(simd.greater_than_f64s(v, c), v, c);
-    let blocks = n1.div_ceil(lanes);
-    // Four blocks at a time, the last group padded by repeating its last
-    // block (folding a block twice gives the same maxima).
-    for group in (0..blocks.div_ceil(4)).map(|g| {
-        let start = |j: usize| (j.min(blocks - 1) * lanes).min(n1 - lanes);
-        [
-            start(4 * g),
-            start(4 * g + 1),
-            start(4 * g + 2),
-            start(4 * g + 3),
-        ]
-    }) {
-        let mut c = group.map(|start| load(&best[start..start + lanes]));
-        for row in values.chunks_exact(n1) {
-            for (c, &start) in c.iter_mut().zip(&group) {
-                *c = max(*c, load(&row[start..start + lanes]));
-            }
+    let starts: [usize; K] = core::array::from_fn(|j| ((first + j) * lanes).min(n1 - lanes));
+    let mut c = starts.map(|start| load(&best[start..start + lanes]));
+    for row in values.chunks_exact(n1) {
+        for (c, &start) in c.iter_mut().zip(&starts) {
+            *c = vector_max(simd, load(&row[start..start + lanes]), *c);
         }
-        for (c, &start) in c.iter().zip(&group) {
-            let (o, _) = Sm::as_mut_simd_f64s(&mut best[start..start + lanes]);
-            if let Some(o) = o.first_mut() {
-                *o = *c;
-            }
+    }
+    for (c, &start) in c.iter().zip(&starts) {
+        let (o, _) = Sm::as_mut_simd_f64s(&mut best[start..start + lanes]);
+        if let Some(o) = o.first_mut() {
+            *o = *c;
         }
+    }
+}
+
+/// `v > c ? v : c` lane by lane (the fold of [`column_maxima`]: `c` kept
+/// on ties, so `+0` and `−0` come out in the order seen, and where `v` is
+/// NaN). On x86 that is exactly `maxpd(v, c)` (it returns its second
+/// operand unless the first is greater), one instruction of two cycles'
+/// latency against a compare and a blend; elsewhere (a `max` that may order
+/// the zeros or pass NaN on) the compare and the select.
+#[inline(always)]
+fn vector_max<Sm: Simd>(simd: Sm, v: Sm::f64s, c: Sm::f64s) -> Sm::f64s {
+    #[cfg(target_arch = "x86_64")]
+    {
+        simd.max_f64s(v, c)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        simd.select_f64s(simd.greater_than_f64s(v, c), v, c)
     }
 }
 
@@ -861,4 +897,89 @@ fn shares<S: FromScore, W: Scalar>(
         }
     }
     Some(shares)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{by_lanes, stream};
+
+    #[derive(Clone, Copy)]
+    struct Maxima<'a> {
+        values: &'a [f64],
+        start: &'a [f64],
+    }
+
+    impl WithSimd for Maxima<'_> {
+        type Output = Vec<f64>;
+
+        fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+            let mut best = self.start.to_vec();
+            column_maxima_f64(simd, self.values, &mut best);
+            best
+        }
+    }
+
+    /// The vector column maxima against their definition written out (a
+    /// fold down each column keeping the earlier value unless the new one
+    /// is greater, so `±0` ties keep the first seen), bit for bit, under
+    /// every instruction set (`by_lanes`): every row length 1–40 (every
+    /// block count and tail of 4 and 8 lanes, one and several passes),
+    /// with `−∞` cells, whole `−∞` columns, ties and zeros of both signs,
+    /// from `−∞` and from given starting maxima.
+    #[test]
+    fn column_maxima_are_the_fold_down_each_column() {
+        let mut next = stream(22);
+        for n1 in 1..=40 {
+            let values: Vec<f64> = (0..n1 * n1)
+                .map(|i| {
+                    let (h, m) = (i / n1, i % n1);
+                    let u = next();
+                    if m == 0 || m % 7 == 3 || u < -0.6 {
+                        f64::NEG_INFINITY
+                    } else if u < -0.2 && m % 3 == 0 {
+                        // Zeros of both signs tied for the maximum.
+                        if h % 2 == 0 {
+                            0.0
+                        } else {
+                            -0.0
+                        }
+                    } else if u < 0.0 {
+                        // Ties among rows.
+                        (4.0 * u).round()
+                    } else {
+                        -10.0 * u
+                    }
+                })
+                .collect();
+            for start in [
+                vec![f64::NEG_INFINITY; n1],
+                (0..n1)
+                    .map(|m| match m % 4 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 => -3.0,
+                        _ => f64::NEG_INFINITY,
+                    })
+                    .collect(),
+            ] {
+                let mut expected = start.clone();
+                for m in 0..n1 {
+                    for h in 0..n1 {
+                        let v = values[h * n1 + m];
+                        if v > expected[m] {
+                            expected[m] = v;
+                        }
+                    }
+                }
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for got in by_lanes(Maxima {
+                    values: &values,
+                    start: &start,
+                }) {
+                    assert_eq!(bits(&got), bits(&expected), "n + 1 = {n1}");
+                }
+            }
+        }
+    }
 }

@@ -137,9 +137,13 @@ pub(crate) fn exp_row<S: Simd>(simd: S, a: &[f64], b: Option<&[f64]>, out: &mut 
 /// matrix, `b` the column shifts): [`exp_row`] on every row, bit for bit,
 /// but in one run over the matrix, so that a row's last partial vector is
 /// not paid for row by row (`n + 1 = 37` entries are 4.6 vectors of 8,
-/// 185 vectors row by row against 172 in one run); the shift vector at a
-/// vector's column offset is read from a copy of `b` repeated over
-/// `b.len()` plus one vector (one buffer per call). Returns whether some
+/// 185 vectors row by row against 172 in one run). The shift vectors are
+/// read from a copy of `b` repeated over `b.len()` plus one vector (one
+/// buffer per call, filled by copies of `b`), sweep by sweep: a sweep is
+/// the run of vectors whose column offsets `o, o + lanes, …` stay below
+/// `b.len()`, whose shift vectors are then consecutive in the copy, so the
+/// loop over a sweep has no offset arithmetic and no bounds check (about
+/// `n / lanes` vectors per sweep, `n + 1` sweeps). Returns whether some
 /// lane took the scalar path. `O(len)`.
 ///
 /// # Panics
@@ -153,26 +157,33 @@ pub(crate) fn exp_rows<S: Simd>(simd: S, a: &[f64], b: &[f64], out: &mut [f64]) 
     }
     let cols = b.len();
     let lanes = core::mem::size_of::<S::f64s>() / core::mem::size_of::<f64>();
-    let repeated: Vec<f64> = (0..cols + lanes).map(|k| b[k % cols]).collect();
-    // The offset of each vector's first entry in its row, moved on by
-    // `lanes mod cols` per vector.
-    let step = lanes % cols;
-    let mut offset = 0;
+    let mut repeated: Vec<f64> = Vec::with_capacity(cols + lanes);
+    while repeated.len() < cols + lanes {
+        let take = (cols + lanes - repeated.len()).min(cols);
+        repeated.extend_from_slice(&b[..take]);
+    }
     let (a_v, a_t) = S::as_simd_f64s(a);
     let (o_v, o_t) = S::as_mut_simd_f64s(out);
     let mut bad = no_lane(simd);
-    let zero = simd.splat_f64s(0.0);
-    for (&a, o) in a_v.iter().zip(o_v.iter_mut()) {
-        // One whole vector (a plain load, not a masked one).
-        let b = S::as_simd_f64s(&repeated[offset..offset + lanes]).0;
-        let b = b.first().copied().unwrap_or(zero);
-        *o = exp_vector::<S, true>(simd, a, b, &mut bad);
-        offset += step;
-        if offset >= cols {
+    let mut pairs = a_v.iter().zip(o_v.iter_mut());
+    // The column offset of the next vector's first entry.
+    let mut offset = 0;
+    while pairs.len() > 0 {
+        let count = (cols - offset).div_ceil(lanes);
+        // Whole vectors (plain loads, not masked ones), consecutive.
+        let shifts = S::as_simd_f64s(&repeated[offset..offset + count * lanes]).0;
+        // The shifts first: the zip stops on them without taking a pair.
+        for (&b, (&a, o)) in shifts.iter().zip(pairs.by_ref()) {
+            *o = exp_vector::<S, true>(simd, a, b, &mut bad);
+        }
+        offset = offset + count * lanes - cols;
+        // Rows shorter than a vector wrap more than once.
+        while offset >= cols {
             offset -= cols;
         }
     }
     if !o_t.is_empty() {
+        let offset = (a.len() - o_t.len()) % cols;
         let b = simd.partial_load_f64s(&repeated[offset..offset + o_t.len()]);
         let e = exp_vector::<S, true>(simd, simd.partial_load_f64s(a_t), b, &mut bad);
         simd.partial_store_f64s(o_t, e);
@@ -234,14 +245,14 @@ pub(crate) fn exp_vector<S: Simd, const SHIFTED: bool>(
     b: S::f64s,
     bad: &mut S::m64s,
 ) -> S::f64s {
-    // Two-sum: a − b = d + delta exactly.
+    // Two-sum: a − b = d + delta exactly. Knuth's `(−b) − bb` is taken as
+    // `−(b + bb)` and subtracted: the same value up to the sign of a zero
+    // (rounding to nearest is symmetric), one negation fewer, and a zero
+    // `delta` of either sign leaves `e + e · delta = e` below.
     let (d, delta) = if SHIFTED {
         let d = simd.sub_f64s(a, b);
         let bb = simd.sub_f64s(d, a);
-        let delta = simd.add_f64s(
-            simd.sub_f64s(a, simd.sub_f64s(d, bb)),
-            simd.sub_f64s(simd.neg_f64s(b), bb),
-        );
+        let delta = simd.sub_f64s(simd.sub_f64s(a, simd.sub_f64s(d, bb)), simd.add_f64s(b, bb));
         (d, delta)
     } else {
         (a, b)
@@ -431,6 +442,58 @@ mod tests {
                     out: &mut out,
                 });
                 check(&a, &tiled, &out);
+            }
+        }
+    }
+
+    /// [`exp_rows`] and [`exp_row`] row by row, under one instruction set.
+    #[derive(Clone, Copy)]
+    struct BothWays<'a> {
+        a: &'a [f64],
+        b: &'a [f64],
+    }
+
+    impl WithSimd for BothWays<'_> {
+        type Output = (Vec<f64>, Vec<f64>, bool);
+
+        fn with_simd<S: Simd>(self, simd: S) -> (Vec<f64>, Vec<f64>, bool) {
+            let mut one_run = vec![f64::NAN; self.a.len()];
+            let odd = exp_rows(simd, self.a, self.b, &mut one_run);
+            let mut by_row = vec![f64::NAN; self.a.len()];
+            for (a, o) in self
+                .a
+                .chunks(self.b.len())
+                .zip(by_row.chunks_mut(self.b.len()))
+            {
+                exp_row(simd, a, Some(self.b), o);
+            }
+            (one_run, by_row, odd)
+        }
+    }
+
+    /// The sweeps of [`exp_rows`] under every instruction set
+    /// (`crate::testing::by_lanes`: scalar, 4 and 8 lanes): bit for bit
+    /// [`exp_row`] row by row under the same set, and within the bar of
+    /// [`check`] of `f64::exp` (through [`exp_difference`]), for row lengths
+    /// 1–41 (shorter and longer than a vector, every offset and sweep
+    /// length) and 0–9 rows.
+    #[test]
+    fn exp_rows_sweeps_on_every_instruction_set() {
+        for cols in 1..=41 {
+            for rows in [0, 1, 2, 3, 5, 9] {
+                let (a, _) = inputs(rows * cols, 11 + (cols * 13 + rows) as u64);
+                let (_, b) = inputs(cols, 7 + cols as u64);
+                let tiled: Vec<f64> = (0..rows * cols).map(|i| b[i % cols]).collect();
+                let outside = a
+                    .iter()
+                    .zip(&tiled)
+                    .any(|(&a, &b)| a != f64::NEG_INFINITY && !(LOW..=HIGH).contains(&(a - b)));
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for (one_run, by_row, odd) in crate::testing::by_lanes(BothWays { a: &a, b: &b }) {
+                    check(&a, &tiled, &one_run);
+                    assert_eq!(bits(&one_run), bits(&by_row), "{rows} × {cols}");
+                    assert_eq!(odd, outside && rows > 0);
+                }
             }
         }
     }
