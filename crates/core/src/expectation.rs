@@ -400,10 +400,19 @@ impl WithSimd for AdditiveF64<'_> {
                     }
                 }
                 _ => {
-                    for &(i, v) in values {
-                        if let Some(t) = total.get_mut(i) {
-                            two_sum(t, w * v);
+                    let mut add = |values: &[(usize, f64)]| {
+                        for &(i, v) in values {
+                            if let Some(t) = total.get_mut(i) {
+                                two_sum(t, w * v);
+                            }
                         }
+                    };
+                    // One or two coordinates (the common shapes) as
+                    // straight-line code, the same terms in the same order.
+                    match values.as_slice() {
+                        &[x] => add(&[x]),
+                        &[x, y] => add(&[x, y]),
+                        values => add(values),
                     }
                 }
             }
@@ -530,13 +539,24 @@ impl WithSimd for ContractF64<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: pulp::Simd>(self, _simd: Sm) {
-        for (arc, values) in self.entries {
+        let a = self.a;
+        let sum = |values: &[(usize, f64)]| {
             let mut g = 0.0;
             for &(i, v) in values {
-                if let Some(&a) = self.a.get(i) {
+                if let Some(&a) = a.get(i) {
                     g += a * v;
                 }
             }
+            g
+        };
+        for (arc, values) in self.entries {
+            // One or two coordinates (the common shapes) as straight-line
+            // code, the same sum.
+            let g = match values.as_slice() {
+                &[x] => sum(&[x]),
+                &[x, y] => sum(&[x, y]),
+                values => sum(values),
+            };
             if let Some(x) = self.seed.get_mut(arc.head * self.n1 + arc.dependent) {
                 *x += g;
             }
