@@ -171,15 +171,17 @@ impl<E: Engine> Model<E> {
         // Cost: 5% more instructions on a whole `grad_ge_objective` of
         // `N(0, 1)` graphs (callgrind, `op_loop grad_ge 36 200 0 accurate`
         // and `… 10 2000 …`, 20 feature dimensions).
-        // One pass along the rows (the marginals' layout): each word's first
-        // head above 1/2, and the sum of the others.
         r.check(n, labels)?;
         let shares = self.is_labeled() && r.reach.labels > 0;
+        // `f64` without shares: the same sums under one instruction-set
+        // dispatch, the top heads in vectors (`expect_additive_f64`).
         if !shares {
             if let Some(e) = expect_additive_f64(&mu, r) {
                 return Ok(e);
             }
         }
+        // One pass along the rows (the marginals' layout): each word's first
+        // head above 1/2, and the sum of the others.
         let mu = mu.as_slice();
         let (top, rest) = top_and_rest(mu, n1);
         let mut total = vec![Compensated::<E::Scalar>::zero(); r.dim()];
