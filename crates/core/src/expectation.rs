@@ -7,6 +7,7 @@ use crate::error::{ArcRef, Error, Result};
 use crate::matrix::Matrix;
 use crate::model::Model;
 use crate::scalar::Scalar;
+use pulp::WithSimd;
 
 /// An additively decomposable function `r(d) = Σ_{e ∈ d} r_e ∈ S^dim`, stored
 /// sparse: only arcs (or labeled arcs) with non-zero values are listed, each
@@ -170,17 +171,25 @@ impl<E: Engine> Model<E> {
         // Cost: 5% more instructions on a whole `grad_ge_objective` of
         // `N(0, 1)` graphs (callgrind, `op_loop grad_ge 36 200 0 accurate`
         // and `… 10 2000 …`, 20 feature dimensions).
+        r.check(n, labels)?;
+        let shares = self.is_labeled() && r.reach.labels > 0;
+        // `f64` without shares: the same sums under one instruction-set
+        // dispatch, the top heads in vectors (`expect_additive_f64`).
+        if !shares {
+            if let Some(e) = expect_additive_f64(&mu, r) {
+                return Ok(e);
+            }
+        }
         // One pass along the rows (the marginals' layout): each word's first
         // head above 1/2, and the sum of the others.
         let mu = mu.as_slice();
-        r.check(n, labels)?;
         let (top, rest) = top_and_rest(mu, n1);
         let mut total = vec![Compensated::<E::Scalar>::zero(); r.dim()];
         // The label share `s` where an entry names a label of a labeled
         // graph, and none where it is one: `μ · 1` and `1 · r` are exact, so
         // skipping them keeps every bit. Features naming no label take the
         // loop without shares.
-        if self.is_labeled() && r.reach.labels > 0 {
+        if shares {
             self.accumulate::<true>(r, mu, (&top, &rest), &mut total);
         } else {
             self.accumulate::<false>(r, mu, (&top, &rest), &mut total);
@@ -272,32 +281,288 @@ impl<E: Engine> Model<E> {
         r: &ArcFeatures<E::Scalar>,
         a: &[E::Scalar],
     ) -> Vec<Matrix<E::Scalar>> {
-        let n1 = self.n() + 1;
-        let mut seeds = vec![Matrix::zeros(n1, n1); self.labels()];
-        for (arc, values) in r.entries() {
-            let mut g = E::Scalar::zero();
-            for (i, v) in values {
-                if let Some(a) = a.get(*i) {
-                    g += a.clone() * v.clone();
+        seeds_of(r, a, self.n() + 1, self.labels())
+    }
+}
+
+/// [`Model::contract_checked`] for `labels` seeds of `n1 × n1`. When no
+/// entry names a label every seed takes the same sums: one is formed and
+/// copied (the same bits as forming each; on labeled graphs the arcs'
+/// loop then writes one matrix, not one per label). `O(R' + labels n1²)`.
+fn seeds_of<S: Scalar>(r: &ArcFeatures<S>, a: &[S], n1: usize, labels: usize) -> Vec<Matrix<S>> {
+    if r.reach.labels == 0 {
+        let mut seed = Matrix::zeros(n1, n1);
+        if !contract_f64(r, a, &mut seed) {
+            contract_into(r, a, std::slice::from_mut(&mut seed));
+        }
+        return vec![seed; labels];
+    }
+    let mut seeds = vec![Matrix::zeros(n1, n1); labels];
+    contract_into(r, a, &mut seeds);
+    seeds
+}
+
+/// The body of [`seeds_of`]: each entry's `ḡ_e = Σ_k a_k
+/// r_{e,k}` (summed from `0` in the entry's order) added to its label's
+/// seed, or to every seed for an entry naming no label. `O(R')`.
+fn contract_into<S: Scalar>(r: &ArcFeatures<S>, a: &[S], seeds: &mut [Matrix<S>]) {
+    let n1 = seeds.first().map_or(0, Matrix::rows);
+    for (arc, values) in r.entries() {
+        let mut g = S::zero();
+        for (i, v) in values {
+            if let Some(a) = a.get(*i) {
+                g += a.clone() * v.clone();
+            }
+        }
+        let k = arc.head * n1 + arc.dependent;
+        match arc.label {
+            Some(l) => {
+                if let Some(x) = seeds.get_mut(l).and_then(|s| s.as_mut_slice().get_mut(k)) {
+                    *x += g;
                 }
             }
-            let k = arc.head * n1 + arc.dependent;
-            match arc.label {
-                Some(l) => {
-                    if let Some(x) = seeds.get_mut(l).and_then(|s| s.as_mut_slice().get_mut(k)) {
-                        *x += g;
-                    }
-                }
-                None => {
-                    for seed in &mut seeds {
-                        if let Some(x) = seed.as_mut_slice().get_mut(k) {
-                            *x += &g;
-                        }
+            None => {
+                for seed in seeds.iter_mut() {
+                    if let Some(x) = seed.as_mut_slice().get_mut(k) {
+                        *x += &g;
                     }
                 }
             }
         }
-        seeds
+    }
+}
+
+/// [`Model::expect_additive`] without label shares on `f64` marginals and
+/// features: the same sums as [`top_and_rest`] and
+/// [`Model::accumulate`]`::<false>`, term for term, in one instruction-set
+/// dispatch ([`AdditiveF64`]); `None` for other scalars. `O(n² + R')`.
+fn expect_additive_f64<S: Scalar>(mu: &Matrix<S>, r: &ArcFeatures<S>) -> Option<Vec<S>> {
+    use std::any::Any;
+    let mu = (mu as &dyn Any).downcast_ref::<Matrix<f64>>()?;
+    let r = (r as &dyn Any).downcast_ref::<ArcFeatures<f64>>()?;
+    let mut out = vec![S::zero(); r.dim()];
+    let out64 = (&mut out as &mut dyn Any).downcast_mut::<Vec<f64>>()?;
+    let n1 = mu.rows();
+    let mut total = vec![(0.0, 0.0); r.dim()];
+    let (mut top, mut rest) = (vec![usize::MAX; n1], vec![0.0; n1]);
+    pulp::Arch::new().dispatch(AdditiveF64 {
+        mu: mu.as_slice(),
+        entries: r.entries(),
+        top: &mut top,
+        rest: &mut rest,
+        total: &mut total,
+    });
+    for (o, (sum, carry)) in out64.iter_mut().zip(total) {
+        *o = sum + carry;
+    }
+    Some(out)
+}
+
+/// The `f64` body of [`expect_additive_f64`]: [`top_and_rest`] in vectors
+/// ([`TopAndRestF64`]), then each entry's terms into its compensated sums
+/// `(sum, carry)` as [`Compensated::add`] adds them (a scalar loop, under
+/// the dispatch for the three-operand instructions). `O(n² + R')`.
+struct AdditiveF64<'a> {
+    mu: &'a [f64],
+    entries: &'a [(ArcRef, Vec<(usize, f64)>)],
+    top: &'a mut [usize],
+    rest: &'a mut [f64],
+    total: &'a mut [(f64, f64)],
+}
+
+impl WithSimd for AdditiveF64<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: pulp::Simd>(self, simd: Sm) {
+        let n1 = self.top.len();
+        let (top, rest) = (self.top, self.rest);
+        TopAndRestF64 {
+            mu: self.mu,
+            top: &mut *top,
+            rest: &mut *rest,
+        }
+        .with_simd(simd);
+        let total = self.total;
+        for (arc, values) in self.entries {
+            let (h, m) = (arc.head, arc.dependent);
+            let Some(&w) = self.mu.get(h * n1 + m) else {
+                continue;
+            };
+            if w == 0.0 {
+                continue;
+            }
+            match (top.get(m), rest.get(m)) {
+                (Some(&t), Some(&rest_m)) if t == h => {
+                    for &(i, v) in values {
+                        if let Some(t) = total.get_mut(i) {
+                            two_sum(t, -(v * rest_m));
+                            two_sum(t, v);
+                        }
+                    }
+                }
+                _ => {
+                    let mut add = |values: &[(usize, f64)]| {
+                        for &(i, v) in values {
+                            if let Some(t) = total.get_mut(i) {
+                                two_sum(t, w * v);
+                            }
+                        }
+                    };
+                    // One or two coordinates (the common shapes) as
+                    // straight-line code, the same terms in the same order.
+                    match values.as_slice() {
+                        &[x] => add(&[x]),
+                        &[x, y] => add(&[x, y]),
+                        values => add(values),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`top_and_rest`] on `f64` marginals for the words `1..=n` (no arc
+/// enters the root: its column is left as it is), a block of columns in
+/// vector registers down the rows: in each column the first row whose
+/// entry exceeds `1/2` (off the diagonal) is the top head, selected where
+/// none was, and every other entry joins the column's sum, in row order.
+/// The same heads and sums, bit for bit, as [`top_and_rest`]. Fewer words
+/// than lanes take the scalar instruction set. `O(n²)`, no allocation.
+struct TopAndRestF64<'a> {
+    mu: &'a [f64],
+    top: &'a mut [usize],
+    rest: &'a mut [f64],
+}
+
+impl WithSimd for TopAndRestF64<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: pulp::Simd>(self, simd: Sm) {
+        use crate::linalg::{column_blocks, load_lanes};
+        /// The most lanes of any instruction set (`f64`s in 512 bits).
+        const MAX_LANES: usize = 8;
+        let n1 = self.top.len().min(self.rest.len());
+        let n = n1.saturating_sub(1);
+        if n == 0 || self.mu.len() < n1 * n1 {
+            return;
+        }
+        if n < Sm::F64_LANES || Sm::F64_LANES > MAX_LANES {
+            return self.with_simd(pulp::Scalar::new());
+        }
+        let lanes = Sm::F64_LANES;
+        let (none, half) = (simd.splat_f64s(-1.0), simd.splat_f64s(0.5));
+        for c in column_blocks(n, lanes) {
+            let mut index = [0.0; MAX_LANES];
+            for (i, x) in index.iter_mut().enumerate() {
+                *x = (1 + c + i) as f64;
+            }
+            let columns = load_lanes(simd, &index, 0);
+            let (mut top, mut rest) = (none, simd.splat_f64s(0.0));
+            // Whether a row before this one qualified: row `h` is the top
+            // head where none was and it qualifies.
+            let mut found = simd.not_m64s(simd.equal_f64s(none, none));
+            for (h, row) in self.mu.chunks_exact(n1).enumerate() {
+                let at = simd.splat_f64s(h as f64);
+                let x = load_lanes(simd, row, 1 + c);
+                let qualifies = simd.and_m64s(
+                    simd.not_m64s(simd.equal_f64s(at, columns)),
+                    simd.greater_than_f64s(x, half),
+                );
+                let first = simd.and_m64s(simd.not_m64s(found), qualifies);
+                found = simd.or_m64s(found, qualifies);
+                top = simd.select_f64s(first, at, top);
+                let plus = simd.add_f64s(rest, x);
+                rest = simd.select_f64s(first, rest, plus);
+            }
+            let (mut heads, mut sums) = ([0.0; MAX_LANES], [0.0; MAX_LANES]);
+            Sm::as_mut_simd_f64s(&mut heads[..lanes]).0[0] = top;
+            Sm::as_mut_simd_f64s(&mut sums[..lanes]).0[0] = rest;
+            let words = self.top[1 + c..].iter_mut().zip(&mut self.rest[1 + c..]);
+            for ((t, r), (&head, &sum)) in words.zip(heads.iter().zip(&sums)).take(lanes) {
+                *t = if head < 0.0 {
+                    usize::MAX
+                } else {
+                    head as usize
+                };
+                *r = sum;
+            }
+        }
+    }
+}
+
+/// [`Compensated::add`] on `f64`: `x` into `(sum, carry)`, the same six
+/// operations in the same order.
+#[inline(always)]
+fn two_sum((sum, carry): &mut (f64, f64), x: f64) {
+    let s = *sum + x;
+    let x_part = s - *sum;
+    let sum_part = s - x_part;
+    *carry += (*sum - sum_part) + (x - x_part);
+    *sum = s;
+}
+
+/// [`contract_into`] for one seed on `f64` features and coefficients,
+/// under one instruction-set dispatch ([`ContractF64`]); `false` (and
+/// nothing done) for other scalars. `O(R')`.
+fn contract_f64<S: Scalar>(r: &ArcFeatures<S>, a: &[S], seed: &mut Matrix<S>) -> bool {
+    use std::any::Any;
+    let (Some(r), Some(seed)) = (
+        (r as &dyn Any).downcast_ref::<ArcFeatures<f64>>(),
+        (seed as &mut dyn Any).downcast_mut::<Matrix<f64>>(),
+    ) else {
+        return false;
+    };
+    // `S` is `f64`: `to_f64` is the identity.
+    let a: Vec<f64> = a.iter().map(Scalar::to_f64).collect();
+    let n1 = seed.rows();
+    pulp::Arch::new().dispatch(ContractF64 {
+        entries: r.entries(),
+        a: &a,
+        seed: seed.as_mut_slice(),
+        n1,
+    });
+    true
+}
+
+/// The `f64` body of [`contract_f64`]: each entry's `ḡ_e`, summed from `0`
+/// in the entry's order, added to `seed[h][m]`; entries naming a label are
+/// the caller's to exclude. `O(R')`.
+struct ContractF64<'a> {
+    entries: &'a [(ArcRef, Vec<(usize, f64)>)],
+    a: &'a [f64],
+    seed: &'a mut [f64],
+    n1: usize,
+}
+
+impl WithSimd for ContractF64<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<Sm: pulp::Simd>(self, _simd: Sm) {
+        let a = self.a;
+        let sum = |values: &[(usize, f64)]| {
+            let mut g = 0.0;
+            for &(i, v) in values {
+                if let Some(&a) = a.get(i) {
+                    g += a * v;
+                }
+            }
+            g
+        };
+        for (arc, values) in self.entries {
+            // One or two coordinates (the common shapes) as straight-line
+            // code, the same sum.
+            let g = match values.as_slice() {
+                &[x] => sum(&[x]),
+                &[x, y] => sum(&[x, y]),
+                values => sum(values),
+            };
+            if let Some(x) = self.seed.get_mut(arc.head * self.n1 + arc.dependent) {
+                *x += g;
+            }
+        }
     }
 }
 
@@ -368,5 +633,285 @@ impl<S: Scalar> Compensated<S> {
 
     fn value(self) -> S {
         self.sum + self.carry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::by_lanes;
+    use pulp::Simd;
+
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut stream = crate::testing::stream(seed);
+        move || 0.5 * (stream() + 1.0)
+    }
+
+    /// Row-major `n1 × n1` "marginals" in `[0, 1)`: about a third of the
+    /// columns below `1/2` throughout (no top head), the others with
+    /// several entries above it (the first in row order is the top),
+    /// diagonal entries above `1/2` included (never a top), some zeros.
+    fn marginals(n1: usize, u: &mut impl FnMut() -> f64) -> Vec<f64> {
+        let low: Vec<bool> = (0..n1).map(|_| u() < 0.35).collect();
+        (0..n1 * n1)
+            .map(|k| match u() {
+                x if x < 0.1 => 0.0,
+                x if low[k % n1] => 0.5 * x,
+                x => x,
+            })
+            .collect()
+    }
+
+    /// The definition of [`top_and_rest`] for the words `1..n1`: the first
+    /// row `h ≠ m` (in order) whose entry exceeds `1/2`, and the sum from
+    /// `0` of the column's other entries in row order.
+    fn top_rest_definition(mu: &[f64], n1: usize) -> (Vec<usize>, Vec<f64>) {
+        let (mut top, mut rest) = (vec![usize::MAX; n1], vec![0.0; n1]);
+        for m in 1..n1 {
+            let t = (0..n1).find(|&h| h != m && mu[h * n1 + m] > 0.5);
+            top[m] = t.unwrap_or(usize::MAX);
+            rest[m] = (0..n1)
+                .filter(|&h| Some(h) != t)
+                .fold(0.0, |s, h| s + mu[h * n1 + m]);
+        }
+        (top, rest)
+    }
+
+    #[derive(Clone, Copy)]
+    struct TopRestPass<'a> {
+        mu: &'a [f64],
+        n1: usize,
+    }
+
+    impl WithSimd for TopRestPass<'_> {
+        type Output = (Vec<usize>, Vec<f64>);
+
+        fn with_simd<Sm: Simd>(self, simd: Sm) -> Self::Output {
+            let (mut top, mut rest) = (vec![usize::MAX; self.n1], vec![0.0; self.n1]);
+            TopAndRestF64 {
+                mu: self.mu,
+                top: &mut top,
+                rest: &mut rest,
+            }
+            .with_simd(simd);
+            (top, rest)
+        }
+    }
+
+    const SIZES: [usize; 12] = [1, 2, 3, 4, 5, 8, 9, 10, 12, 13, 17, 37];
+
+    /// Under every instruction set, the vector pass finds the same top heads
+    /// and the same sums, bit for bit, as the definition, overlapping last
+    /// blocks and words fewer than lanes included.
+    #[test]
+    fn top_heads_and_rest_are_the_column_definition() {
+        for n1 in SIZES {
+            let mut u = uniform(n1 as u64 + 11);
+            let mu = marginals(n1, &mut u);
+            let (top, rest) = top_rest_definition(&mu, n1);
+            for (fast_top, fast_rest) in by_lanes(TopRestPass { mu: &mu, n1 }) {
+                assert_eq!(fast_top[1..], top[1..], "n1 = {n1}");
+                let bits = |r: &[f64]| r[1..].iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&fast_rest), bits(&rest), "n1 = {n1}");
+            }
+        }
+    }
+
+    /// Label-free features of dimension `dim` on arcs of `n1 − 1` words:
+    /// every arc (the order of `h`, then `m`), each with up to three values
+    /// (zeros, repeats of a coordinate and empty entries included), and one
+    /// arc twice.
+    fn entries(n1: usize, dim: usize, u: &mut impl FnMut() -> f64) -> ArcFeatures<f64> {
+        let mut f = ArcFeatures::new(dim);
+        let arc = |head, dependent| ArcRef {
+            head,
+            dependent,
+            label: None,
+        };
+        for h in 0..n1 {
+            for m in (1..n1).filter(|&m| m != h) {
+                let count = (u() * 4.0) as usize;
+                let values = (0..count)
+                    .map(|_| {
+                        let i = (u() * dim as f64) as usize % dim;
+                        let v = if u() < 0.1 { 0.0 } else { 8.0 * u() - 4.0 };
+                        (i, v)
+                    })
+                    .collect();
+                f.push(arc(h, m), values).expect("indices below dim");
+            }
+        }
+        if n1 > 2 {
+            f.push(arc(0, 1), vec![(0, 0.25), (0, -1.5)])
+                .expect("indices below dim");
+        }
+        f
+    }
+
+    #[derive(Clone, Copy)]
+    struct AdditivePass<'a> {
+        mu: &'a [f64],
+        n1: usize,
+        r: &'a ArcFeatures<f64>,
+    }
+
+    impl WithSimd for AdditivePass<'_> {
+        type Output = Vec<(f64, f64)>;
+
+        fn with_simd<Sm: Simd>(self, simd: Sm) -> Self::Output {
+            let mut total = vec![(0.0, 0.0); self.r.dim()];
+            let (mut top, mut rest) = (vec![usize::MAX; self.n1], vec![0.0; self.n1]);
+            AdditiveF64 {
+                mu: self.mu,
+                entries: self.r.entries(),
+                top: &mut top,
+                rest: &mut rest,
+                total: &mut total,
+            }
+            .with_simd(simd);
+            total
+        }
+    }
+
+    /// Under every instruction set, the `f64` body adds the same terms to
+    /// the same compensated sums as the definition: entries in order, a
+    /// zero marginal skipped, the top arc of its word as `−r rest` then
+    /// `r`, any other as `μ_e r`.
+    #[test]
+    fn additive_sums_are_the_entrywise_definition() {
+        let dim = 5;
+        for n1 in SIZES {
+            let mut u = uniform(n1 as u64 + 23);
+            let mu = marginals(n1, &mut u);
+            let r = entries(n1, dim, &mut u);
+            let (top, rest) = top_rest_definition(&mu, n1);
+            let mut want = vec![Compensated::<f64>::zero(); dim];
+            for (arc, values) in r.entries() {
+                let (h, m) = (arc.head, arc.dependent);
+                let w = mu[h * n1 + m];
+                if w == 0.0 {
+                    continue;
+                }
+                for &(i, v) in values {
+                    if top[m] == h {
+                        want[i].add(-(v * rest[m]));
+                        want[i].add(v);
+                    } else {
+                        want[i].add(w * v);
+                    }
+                }
+            }
+            for got in by_lanes(AdditivePass { mu: &mu, n1, r: &r }) {
+                for (k, ((sum, carry), c)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(sum.to_bits(), c.sum.to_bits(), "n1 = {n1}, k = {k}");
+                    assert_eq!(carry.to_bits(), c.carry.to_bits(), "n1 = {n1}, k = {k}");
+                }
+            }
+        }
+    }
+
+    /// The definition of one seed: `ḡ_e = 0 + Σ_k a_k r_{e,k}` in the
+    /// entry's order, added to entry `(h, m)` of a zero matrix.
+    fn seed_definition<S: Scalar>(r: &ArcFeatures<S>, a: &[S], n1: usize, label: usize) -> Vec<S> {
+        let mut seed = vec![S::zero(); n1 * n1];
+        for (arc, values) in r.entries() {
+            if arc.label.is_some_and(|l| l != label) {
+                continue;
+            }
+            let mut g = S::zero();
+            for (i, v) in values {
+                g += a[*i].clone() * v.clone();
+            }
+            seed[arc.head * n1 + arc.dependent] += g;
+        }
+        seed
+    }
+
+    #[derive(Clone, Copy)]
+    struct ContractPass<'a> {
+        r: &'a ArcFeatures<f64>,
+        a: &'a [f64],
+        n1: usize,
+    }
+
+    impl WithSimd for ContractPass<'_> {
+        type Output = Vec<f64>;
+
+        fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+            let mut seed = vec![0.0; self.n1 * self.n1];
+            ContractF64 {
+                entries: self.r.entries(),
+                a: self.a,
+                seed: &mut seed,
+                n1: self.n1,
+            }
+            .with_simd(simd);
+            seed
+        }
+    }
+
+    /// Under every instruction set, the `f64` seed body forms each entry's
+    /// sum and adds it where the definition does, bit for bit.
+    #[test]
+    fn contraction_is_the_entrywise_definition() {
+        let dim = 4;
+        for n1 in SIZES {
+            let mut u = uniform(n1 as u64 + 31);
+            let r = entries(n1, dim, &mut u);
+            let a: Vec<f64> = (0..dim).map(|_| 6.0 * u() - 3.0).collect();
+            let want = seed_definition(&r, &a, n1, 0);
+            for got in by_lanes(ContractPass { r: &r, a: &a, n1 }) {
+                let bits = |s: &[f64]| s.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "n1 = {n1}");
+            }
+        }
+    }
+
+    /// The seeds of every label: label-free features (one seed formed and
+    /// copied; `f64` and the generic loop of complex numbers) and features
+    /// with labeled entries (one loop over all seeds) are each label's
+    /// definition.
+    #[test]
+    fn every_label_has_its_seed() {
+        let (dim, labels) = (3, 3);
+        for n1 in [1, 2, 5, 12] {
+            let mut u = uniform(n1 as u64 + 41);
+            let mut r = entries(n1, dim, &mut u);
+            let a: Vec<f64> = (0..dim).map(|_| 6.0 * u() - 3.0).collect();
+            let check = |r: &ArcFeatures<f64>| {
+                let got = seeds_of(r, &a, n1, labels);
+                assert_eq!(got.len(), labels);
+                for (l, seed) in got.iter().enumerate() {
+                    let want = seed_definition(r, &a, n1, l);
+                    let bits = |s: &[f64]| s.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(seed.as_slice()), bits(&want), "n1 = {n1}, l = {l}");
+                }
+                let c = r.map(|&x| num_complex::Complex64::new(x, -x / 3.0));
+                let ac: Vec<_> = a
+                    .iter()
+                    .map(|&x| num_complex::Complex64::new(x, 0.5))
+                    .collect();
+                for (l, seed) in seeds_of(&c, &ac, n1, labels).iter().enumerate() {
+                    assert_eq!(
+                        seed.as_slice(),
+                        seed_definition(&c, &ac, n1, l),
+                        "n1 = {n1}"
+                    );
+                }
+            };
+            check(&r);
+            if n1 > 2 {
+                for l in 0..labels {
+                    let arc = ArcRef {
+                        head: 0,
+                        dependent: 1 + l % (n1 - 1),
+                        label: Some(l),
+                    };
+                    r.push(arc, vec![(l % dim, 1.0 + l as f64)])
+                        .expect("index below dim");
+                }
+                check(&r);
+            }
+        }
     }
 }
