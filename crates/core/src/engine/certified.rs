@@ -471,6 +471,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 return (self.eliminated().marginals(), false, 0, 0);
             }
             let mut tried_columns = 0;
+            let single_root = self.dense.rooting() == Rooting::Single;
             // No column can pass: the inverse is not formed for nothing.
             let tried = if any_column_can_pass(self.entry_error) {
                 self.dense_marginals().and_then(|(mu, failed, sweep)| {
@@ -479,9 +480,14 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                     } else if failed.len() as f64 > REFINE_COLUMNS_UP_TO * n as f64 {
                         Ok(None)
                     } else {
-                        // Refined columns move: the sweep is taken again.
+                        // Refined columns move: their part of the sweep is
+                        // taken again (word 1's column too, single-root,
+                        // which `refined` adds).
                         let (mu, still, k) = self.refined(mu, &failed)?;
-                        Ok(Some((mu, still, k, Vec::new())))
+                        let mut sweep = sweep;
+                        let moved = failed.iter().copied().chain(single_root.then_some(1));
+                        resweep_columns(&mut sweep, &mu, moved);
+                        Ok(Some((mu, still, k, sweep)))
                     }
                 })
             } else {
@@ -1001,6 +1007,34 @@ impl WithSimd for EntryWise<'_> {
     }
 }
 
+/// [`nearly_certain_word`](dense::nearly_certain_word)'s column sweep
+/// (`[top, sum, allowed]`, each of `n + 1`; empty multi-root, left so)
+/// taken again for the columns `moved` of `mu` alone: per column, over the
+/// rows in order, the largest marginal and their sum, the diagonal adding
+/// `+0` (the operations of the whole sweep, the same bits); the allowed
+/// arcs do not move. Row by row, every moved column's running state side by
+/// side (independent chains, each row's cache lines read once). `O(n)` per
+/// column.
+fn resweep_columns(sweep: &mut [f64], mu: &Matrix<f64>, moved: impl Iterator<Item = usize>) {
+    let n1 = mu.rows();
+    if sweep.len() < 2 * n1 {
+        return;
+    }
+    let moved: Vec<usize> = moved.filter(|&m| (1..n1).contains(&m)).collect();
+    let mut state = vec![(0.0f64, 0.0f64); moved.len()];
+    for (h, row) in mu.as_slice().chunks_exact(n1).enumerate() {
+        for ((t, s), &m) in state.iter_mut().zip(&moved) {
+            let x = if h != m { row[m] } else { 0.0 };
+            *t = t.max(x);
+            *s += x;
+        }
+    }
+    let (top, sum) = sweep.split_at_mut(n1);
+    for ((t, s), &m) in state.into_iter().zip(&moved) {
+        (top[m], sum[m]) = (t, s);
+    }
+}
+
 /// How many columns of `X` [`EntryWise`] gathers at once
 /// ([`transposed_columns`]): `8`, one cache line of each row of `X`.
 const GATHERED_COLUMNS: usize = 8;
@@ -1483,6 +1517,46 @@ mod tests {
             (sweep[m], sweep[n1 + m], sweep[2 * n1 + m]) = (top, sum, allowed);
         }
         (mu, failed, sweep)
+    }
+
+    /// The sweep taken again for some columns is the sweep's definition
+    /// on those columns (largest marginal and sum over `h ≠ m`, in order)
+    /// and leaves the others, and the allowed counts, as they were.
+    #[test]
+    fn resweep_is_the_column_sweep_on_the_moved_columns() {
+        for n in [1usize, 2, 5, 17] {
+            let n1 = n + 1;
+            let (w, _) = inputs(n, 1);
+            let mu = Matrix::from_fn(n1, n1, |h, m| {
+                if m == 0 || h == m {
+                    0.0
+                } else {
+                    w[(h, m)] / (1.0 + (h * n1 + m) as f64)
+                }
+            });
+            let moved: Vec<usize> = (1..n1).filter(|m| m % 2 == 1).collect();
+            let mut sweep: Vec<f64> = (0..3 * n1).map(|i| -(i as f64) - 0.5).collect();
+            let before = sweep.clone();
+            resweep_columns(&mut sweep, &mu, moved.iter().copied().chain([0, n1]));
+            for m in 0..n1 {
+                let (mut top, mut sum) = (0.0f64, 0.0f64);
+                for h in (0..n1).filter(|&h| h != m) {
+                    top = top.max(mu[(h, m)]);
+                    sum += mu[(h, m)];
+                }
+                let want = if moved.contains(&m) {
+                    [top, sum]
+                } else {
+                    [before[m], before[n1 + m]]
+                };
+                assert_eq!([sweep[m], sweep[n1 + m]], want, "n = {n}, column {m}");
+                assert_eq!(sweep[2 * n1 + m], before[2 * n1 + m]);
+            }
+            // Multi-root, the sweep is empty and stays so.
+            let mut empty = Vec::new();
+            resweep_columns(&mut empty, &mu, moved.iter().copied());
+            assert!(empty.is_empty());
+        }
     }
 
     /// The weights the factors answer are those given, whether the dense
