@@ -4,6 +4,7 @@
 
 use crate::engine::Engine;
 use crate::error::{ArcRef, Error, Result};
+use crate::gradient::{top_head_lanes, MAX_LANES};
 use crate::matrix::Matrix;
 use crate::model::Model;
 use crate::scalar::Scalar;
@@ -440,9 +441,7 @@ impl WithSimd for TopAndRestF64<'_> {
 
     #[inline(always)]
     fn with_simd<Sm: pulp::Simd>(self, simd: Sm) {
-        use crate::linalg::{column_blocks, load_lanes};
-        /// The most lanes of any instruction set (`f64`s in 512 bits).
-        const MAX_LANES: usize = 8;
+        use crate::linalg::column_blocks;
         let n1 = self.top.len().min(self.rest.len());
         let n = n1.saturating_sub(1);
         if n == 0 || self.mu.len() < n1 * n1 {
@@ -452,33 +451,10 @@ impl WithSimd for TopAndRestF64<'_> {
             return self.with_simd(pulp::Scalar::new());
         }
         let lanes = Sm::F64_LANES;
-        let (none, half) = (simd.splat_f64s(-1.0), simd.splat_f64s(0.5));
         for c in column_blocks(n, lanes) {
-            let mut index = [0.0; MAX_LANES];
-            for (i, x) in index.iter_mut().enumerate() {
-                *x = (1 + c + i) as f64;
-            }
-            let columns = load_lanes(simd, &index, 0);
-            let (mut top, mut rest) = (none, simd.splat_f64s(0.0));
-            // Whether a row before this one qualified: row `h` is the top
-            // head where none was and it qualifies.
-            let mut found = simd.not_m64s(simd.equal_f64s(none, none));
-            for (h, row) in self.mu.chunks_exact(n1).enumerate() {
-                let at = simd.splat_f64s(h as f64);
-                let x = load_lanes(simd, row, 1 + c);
-                let qualifies = simd.and_m64s(
-                    simd.not_m64s(simd.equal_f64s(at, columns)),
-                    simd.greater_than_f64s(x, half),
-                );
-                let first = simd.and_m64s(simd.not_m64s(found), qualifies);
-                found = simd.or_m64s(found, qualifies);
-                top = simd.select_f64s(first, at, top);
-                let plus = simd.add_f64s(rest, x);
-                rest = simd.select_f64s(first, rest, plus);
-            }
-            let (mut heads, mut sums) = ([0.0; MAX_LANES], [0.0; MAX_LANES]);
-            Sm::as_mut_simd_f64s(&mut heads[..lanes]).0[0] = top;
-            Sm::as_mut_simd_f64s(&mut sums[..lanes]).0[0] = rest;
+            // Each row's entry joins the lane's sum unless it is the top head.
+            let (heads, sums) =
+                top_head_lanes(simd, self.mu, n1, c, |rest, x, _| simd.add_f64s(rest, x));
             let words = self.top[1 + c..].iter_mut().zip(&mut self.rest[1 + c..]);
             for ((t, r), (&head, &sum)) in words.zip(heads.iter().zip(&sums)).take(lanes) {
                 *t = if head < 0.0 {

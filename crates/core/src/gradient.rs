@@ -425,6 +425,55 @@ pub(crate) fn first_above_half<S: Scalar>(t: usize, h: usize, m: usize, x: &S) -
     t == usize::MAX && h != m && x.to_f64() > 0.5
 }
 
+/// [`first_above_half`] down a block of columns at once: for the `lanes`
+/// words `1 + c..` of the row-major `(n+1) × (n+1)` marginals `mu`, each
+/// lane's top head (as `f64`, `−1` for none) and a running value that
+/// every row but the lane's top head updates, `rest ← step(rest, x, h)`
+/// (`x` the row's marginals), from `0`. Whether a lane has its top head yet
+/// is a mask carried down the rows, so the chain from row to row is that
+/// mask's `or` and `step`, not a comparison of the top head so far.
+/// Branch-free; the caller's instruction set (inlined). `O(n)` vectors.
+#[inline(always)]
+pub(crate) fn top_head_lanes<Sm: Simd>(
+    simd: Sm,
+    mu: &[f64],
+    n1: usize,
+    c: usize,
+    mut step: impl FnMut(Sm::f64s, Sm::f64s, usize) -> Sm::f64s,
+) -> ([f64; MAX_LANES], [f64; MAX_LANES]) {
+    use crate::linalg::load_lanes;
+    let (none, half) = (simd.splat_f64s(-1.0), simd.splat_f64s(0.5));
+    let mut index = [0.0; MAX_LANES];
+    for (i, x) in index.iter_mut().enumerate() {
+        *x = (1 + c + i) as f64;
+    }
+    let columns = load_lanes(simd, &index, 0);
+    let (mut top, mut rest) = (none, simd.splat_f64s(0.0));
+    let mut found = simd.not_m64s(simd.equal_f64s(none, none));
+    for (h, row) in mu.chunks_exact(n1).enumerate() {
+        let at = simd.splat_f64s(h as f64);
+        let x = load_lanes(simd, row, 1 + c);
+        let qualifies = simd.and_m64s(
+            simd.not_m64s(simd.equal_f64s(at, columns)),
+            simd.greater_than_f64s(x, half),
+        );
+        let first = simd.and_m64s(simd.not_m64s(found), qualifies);
+        found = simd.or_m64s(found, qualifies);
+        top = simd.select_f64s(first, at, top);
+        let next = step(rest, x, h);
+        rest = simd.select_f64s(first, rest, next);
+    }
+    let lanes = Sm::F64_LANES;
+    let (mut heads, mut sums) = ([0.0; MAX_LANES], [0.0; MAX_LANES]);
+    Sm::as_mut_simd_f64s(&mut heads[..lanes]).0[0] = top;
+    Sm::as_mut_simd_f64s(&mut sums[..lanes]).0[0] = rest;
+    (heads, sums)
+}
+
+/// The most lanes of any instruction set (`f64`s in 512 bits): the bound of
+/// [`top_head_lanes`]' blocks.
+pub(crate) const MAX_LANES: usize = 8;
+
 /// Imposes the identities `Σ_{h,ℓ} v_ℓ[h][m] = 0` for every word `m` (every
 /// tree has one arc into `m`, so the marginals do not move when all scores
 /// into `m` move together: the columns of the Jacobian sum to zero) and,
@@ -591,8 +640,6 @@ impl WithSimd for BalanceColumnsF64<'_> {
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Option<usize> {
         use crate::linalg::{column_blocks, load_lanes};
-        /// The most lanes of any instruction set (`f64`s in 512 bits).
-        const MAX_LANES: usize = 8;
         let n1 = self.n1;
         let n = n1.saturating_sub(1);
         if n == 0 {
@@ -602,41 +649,14 @@ impl WithSimd for BalanceColumnsF64<'_> {
             return self.with_simd(pulp::Scalar::new());
         }
         let lanes = Sm::F64_LANES;
-        let (none, half) = (simd.splat_f64s(-1.0), simd.splat_f64s(0.5));
         let mut fixed = None;
         for c in column_blocks(n, lanes) {
-            let mut index = [0.0; MAX_LANES];
-            for (i, x) in index.iter_mut().enumerate() {
-                *x = (1 + c + i) as f64;
-            }
-            let columns = load_lanes(simd, &index, 0);
-            let (mut top, mut rest) = (none, simd.splat_f64s(0.0));
-            // Whether a row before this one was the lane's top head: row `h`
-            // is the top head where none was and it qualifies, and that
-            // mask alone skips it in the sum (the chain from row to row is
-            // a mask `or` and the sum, not the comparison of `top`).
-            let mut found = simd.not_m64s(simd.equal_f64s(none, none));
-            for (h, (ur, vr)) in self
-                .mu
-                .chunks_exact(n1)
-                .zip(self.v.chunks_exact(n1))
-                .enumerate()
-            {
-                let row = simd.splat_f64s(h as f64);
-                let (x, g) = (load_lanes(simd, ur, 1 + c), load_lanes(simd, vr, 1 + c));
-                let qualifies = simd.and_m64s(
-                    simd.not_m64s(simd.equal_f64s(row, columns)),
-                    simd.greater_than_f64s(x, half),
-                );
-                let first = simd.and_m64s(simd.not_m64s(found), qualifies);
-                found = simd.or_m64s(found, qualifies);
-                top = simd.select_f64s(first, row, top);
-                let less = simd.sub_f64s(rest, g);
-                rest = simd.select_f64s(first, rest, less);
-            }
-            let (mut heads, mut sums) = ([0.0; MAX_LANES], [0.0; MAX_LANES]);
-            Sm::as_mut_simd_f64s(&mut heads[..lanes]).0[0] = top;
-            Sm::as_mut_simd_f64s(&mut sums[..lanes]).0[0] = rest;
+            // Each row's entry is subtracted from the lane's sum unless it
+            // is the top head.
+            let v = &*self.v;
+            let (heads, sums) = top_head_lanes(simd, self.mu, n1, c, |rest, _, h| {
+                simd.sub_f64s(rest, load_lanes(simd, &v[h * n1..(h + 1) * n1], 1 + c))
+            });
             for (i, (&t, &r)) in heads.iter().zip(&sums).take(lanes).enumerate() {
                 if t < 0.0 {
                     continue;
