@@ -616,20 +616,18 @@ fn fold_blocks<Sm: Simd, const K: usize>(simd: Sm, values: &[f64], best: &mut [f
 
 /// `v > c ? v : c` lane by lane (the fold of [`column_maxima`]: `c` kept
 /// on ties, so `+0` and `−0` come out in the order seen, and where `v` is
-/// NaN). On x86 that is exactly `maxpd(v, c)` (it returns its second
-/// operand unless the first is greater), one instruction of two cycles'
-/// latency against a compare and a blend; elsewhere (a `max` that may order
-/// the zeros or pass NaN on) the compare and the select.
+/// NaN). On x86's vector instruction sets that is exactly `maxpd(v, c)`
+/// (it returns its second operand unless the first is greater), one
+/// instruction of two cycles' latency against a compare and a blend;
+/// elsewhere, and on the one-lane `Scalar` set (whose `max` is `f64::max`,
+/// which may order the zeros or pass a NaN on), the compare and the select.
 #[inline(always)]
 fn vector_max<Sm: Simd>(simd: Sm, v: Sm::f64s, c: Sm::f64s) -> Sm::f64s {
     #[cfg(target_arch = "x86_64")]
-    {
-        simd.max_f64s(v, c)
+    if Sm::F64_LANES > 1 {
+        return simd.max_f64s(v, c);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        simd.select_f64s(simd.greater_than_f64s(v, c), v, c)
-    }
+    simd.select_f64s(simd.greater_than_f64s(v, c), v, c)
 }
 
 /// `best[m] = max(best[m], max_h values[h][m])` over the rows of an
