@@ -933,15 +933,9 @@ impl WithSimd for EntryWise<'_> {
                 );
                 let (o0, o1) = out[h * n1..(h + 2) * n1].split_at_mut(n1);
                 let rows = ([b0, b1], [w0, w1], [&mut o0[1..], &mut o1[1..]]);
-                if swept {
-                    entry_wise_row::<Sm, true, 2>(
-                        simd, diagonal, rows.0, rows.1, rows.2, bound, failed, top, sum, allowed,
-                    );
-                } else {
-                    entry_wise_row::<Sm, false, 2>(
-                        simd, diagonal, rows.0, rows.1, rows.2, bound, failed, top, sum, allowed,
-                    );
-                }
+                entry_wise_rows(
+                    swept, simd, diagonal, rows.0, rows.1, rows.2, bound, failed, top, sum, allowed,
+                );
                 h += 2;
                 continue;
             }
@@ -966,33 +960,19 @@ impl WithSimd for EntryWise<'_> {
                 &mut out[h * n1 + 1..(h + 1) * n1],
             );
             let kept = set_back(h).then(|| (top[h - 1], sum[h - 1], allowed[h - 1]));
-            if swept {
-                entry_wise_row::<Sm, true, 1>(
-                    simd,
-                    a,
-                    [b],
-                    [wr],
-                    [or],
-                    bound,
-                    failed,
-                    top,
-                    sum,
-                    allowed,
-                );
-            } else {
-                entry_wise_row::<Sm, false, 1>(
-                    simd,
-                    a,
-                    [b],
-                    [wr],
-                    [or],
-                    bound,
-                    failed,
-                    top,
-                    sum,
-                    allowed,
-                );
-            }
+            entry_wise_rows(
+                swept,
+                simd,
+                a,
+                [b],
+                [wr],
+                [or],
+                bound,
+                failed,
+                top,
+                sum,
+                allowed,
+            );
             if let Some((t, s, c)) = kept {
                 top[h - 1] = t.max(0.0);
                 sum[h - 1] = s + 0.0;
@@ -1081,6 +1061,30 @@ fn entry_wise(
         sweep: &mut sweep,
     });
     (mu, failed, sweep)
+}
+
+/// [`entry_wise_row`] with the column sweep taken or not as `swept` says:
+/// one branch per row (or pair of rows), each loop compiled for its case.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn entry_wise_rows<Sm: Simd, const R: usize>(
+    swept: bool,
+    simd: Sm,
+    a: &[f64],
+    b: [&[f64]; R],
+    w: [&[f64]; R],
+    out: [&mut [f64]; R],
+    bound: f64,
+    failed: &mut [f64],
+    top: &mut [f64],
+    sum: &mut [f64],
+    allowed: &mut [f64],
+) {
+    if swept {
+        entry_wise_row::<Sm, true, R>(simd, a, b, w, out, bound, failed, top, sum, allowed);
+    } else {
+        entry_wise_row::<Sm, false, R>(simd, a, b, w, out, bound, failed, top, sum, allowed);
+    }
 }
 
 /// `R` consecutive rows of [`EntryWise`] over the words `j` (`a` shared,
