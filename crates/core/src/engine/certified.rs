@@ -494,11 +494,13 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 Ok(None)
             };
             // Single-root, a word nearly certain of its head sends every
-            // column to the elimination; the sweep over the marginals
-            // `EntryWise` wrote, where none was refined after it.
+            // column to the elimination: the sweep `EntryWise` took over
+            // the marginals it wrote, retaken for the columns refined after
+            // it. (Single-root it always takes one; a sweep of another
+            // length is taken anew rather than split.)
             let certain = |mu: &Matrix<f64>, sweep: &[f64]| {
                 let (w, threshold) = (self.given(), DENSE_UNCERTAINTY);
-                if sweep.is_empty() {
+                if sweep.len() != 3 * mu.rows() {
                     return dense::nearly_certain_word(mu, w, Rooting::Single, threshold);
                 }
                 let (top, rest) = sweep.split_at(mu.rows());
