@@ -6,7 +6,7 @@
 //! and their ratio; per column, whether it fails the test. `N(0, σ²)`
 //! scores, `σ ∈ {1, 2, 4}`, root shifts `0` and `−10`, both rootings
 //! (`cargo run --release -p spantree-bench --example entry_wise_calibration
-//! -- [--graphs G] [--csv PATH] [n…]`, default `n = 20 36 50 100`, 20
+//! -- [--graphs G] [--csv PATH] [--first S] [n…]`, default `n = 20 36 50 100`, 20
 //! graphs). With `--csv`, one row per column (graph, column, largest
 //! amplification `(|a| + |b|) / |a − b|`, largest implied entry error
 //! `true / amplification` and fewest true bits, for the arcs that read two
@@ -95,11 +95,13 @@ struct Column {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut sizes, mut graphs, mut csv) = (Vec::new(), 20u64, None);
+    let (mut sizes, mut graphs, mut csv, mut first) = (Vec::new(), 20u64, None, 0u64);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--graphs" => graphs = args.next().and_then(|g| g.parse().ok()).unwrap_or(20),
             "--csv" => csv = args.next(),
+            // Seeds from `first + n` on (`2021` gives op_loop's graph first).
+            "--first" => first = args.next().and_then(|g| g.parse().ok()).unwrap_or(0),
             _ => sizes.extend(a.parse::<usize>().ok()),
         }
     }
@@ -149,7 +151,12 @@ fn main() {
                     let (mut ratio_pair, mut ratio_alone) = (0.0f64, 0.0f64);
                     let mut fewest_alone = [64.0f64; 3];
                     let mut refined_engine = 0usize;
-                    for seed in 0..graphs {
+                    let seeds = if first == 0 {
+                        0..graphs
+                    } else {
+                        first + n as u64..first + n as u64 + graphs
+                    };
+                    for seed in seeds {
                         let g = shifted(&normal_graph(n, sigma, seed), shift);
                         let w = Accurate
                             .prepare(&g, |&w| w)
