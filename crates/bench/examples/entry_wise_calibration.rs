@@ -4,9 +4,11 @@
 //! reference (MPFR LU of the same `f64` weights), the error the test
 //! estimates, `e (|a| + |b|) / |a − b|` with `e = ln_det_error + 8 n ε`,
 //! and their ratio; per column, whether it fails the test. `N(0, σ²)`
-//! scores, `σ ∈ {1, 2, 4}`, root shifts `0` and `−10`, both rootings
+//! scores, `σ ∈ {1, 2, 4}`, root shifts `0` and `−10`, both rootings, and
+//! multi-root the row-sum form's test where the Laplacian's LU is not
+//! certified (`multi-rowsum`: `M⁻¹` read as `arc_reads` says)
 //! (`cargo run --release -p spantree-bench --example entry_wise_calibration
-//! -- [--graphs G] [--csv PATH] [--first S] [n…]`, default `n = 20 36 50 100`, 20
+//! -- [--graphs G] [--csv PATH] [--first S] [--shifts 0,-10] [n…]`, default `n = 20 36 50 100`, 20
 //! graphs). With `--csv`, one row per column (graph, column, largest
 //! amplification `(|a| + |b|) / |a − b|`, largest implied entry error
 //! `true / amplification` and fewest true bits, for the arcs that read two
@@ -96,10 +98,15 @@ struct Column {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut sizes, mut graphs, mut csv, mut first) = (Vec::new(), 20u64, None, 0u64);
+    let mut shifts = vec![0.0, -10.0];
     while let Some(a) = args.next() {
         match a.as_str() {
             "--graphs" => graphs = args.next().and_then(|g| g.parse().ok()).unwrap_or(20),
             "--csv" => csv = args.next(),
+            "--shifts" => {
+                let list = args.next().unwrap_or_default();
+                shifts = list.split(',').filter_map(|v| v.parse().ok()).collect();
+            }
             // Seeds from `first + n` on (`2021` gives op_loop's graph first).
             "--first" => first = args.next().and_then(|g| g.parse().ok()).unwrap_or(0),
             _ => sizes.extend(a.parse::<usize>().ok()),
@@ -141,9 +148,22 @@ fn main() {
     let eps = f64::EPSILON;
     for &n in &sizes {
         for sigma in [1.0, 2.0, 4.0] {
-            for shift in [0.0, -10.0] {
-                for rooting in Rooting::ALL {
+            for &shift in &shifts {
+                // Multi-root twice: the Laplacian's LU where it is certified,
+                // and the row-sum form's where it is not and that one is.
+                for (rooting, row_sum) in [
+                    (Rooting::Single, false),
+                    (Rooting::Multi, false),
+                    (Rooting::Multi, true),
+                ] {
                     let single = rooting == Rooting::Single;
+                    // The arcs read one entry, or a sum: as single-root.
+                    let single_like = single || row_sum;
+                    let name = if row_sum {
+                        "multi-rowsum"
+                    } else {
+                        rooting.name()
+                    };
                     let mut failing = 0usize;
                     let mut certified_graphs = 0;
                     let mut fewest_failing = 64.0f64;
@@ -164,7 +184,7 @@ fn main() {
                             .weights()
                             .clone();
                         let f = Accurate.factorize(w.clone(), rooting);
-                        if !f.is_certified() {
+                        if f.is_certified() == row_sum || (row_sum && !f.row_sum_certified()) {
                             continue;
                         }
                         certified_graphs += 1;
@@ -173,7 +193,7 @@ fn main() {
                         // The root row scaled as `Certified` does.
                         let n1 = n + 1;
                         let top = (1..n1).map(|m| w[(0, m)]).fold(0.0f64, f64::max);
-                        let k = if single && top > 0.0 && top < 1.0 {
+                        let k = if single_like && top > 0.0 && top < 1.0 {
                             -(top.log2().floor() as i32)
                         } else {
                             0
@@ -183,11 +203,36 @@ fn main() {
                         for m in 0..n1 {
                             ws[(0, m)] *= 2f64.powi(k);
                         }
-                        let dense = Dense::new(ws.clone(), rooting, Lu::new);
-                        let lde = dense.lu().ln_det_error();
+                        // The matrix factorised, its inverse, the weights the
+                        // marginals multiply and the entries each arc reads.
+                        let (lde, x, wmu) = if row_sum {
+                            // `M`: the first row replaced by `2^k ρ`.
+                            let mut m = laplacian(&w, Rooting::Multi);
+                            for j in 0..n {
+                                m[(0, j)] = w[(0, j + 1)] * 2f64.powi(k);
+                            }
+                            let lu = Lu::new(m);
+                            let y = lu.inverse().expect("inverse");
+                            (lu.ln_det_error(), y, w.clone())
+                        } else {
+                            let dense = Dense::new(ws.clone(), rooting, Lu::new);
+                            let x = dense.inverse().expect("inverse").clone();
+                            (dense.lu().ln_det_error(), x, ws.clone())
+                        };
+                        let arc = |h: usize, j: usize| -> [Option<(usize, f64)>; 2] {
+                            if row_sum {
+                                let diagonal = (j != 0).then_some((j, 1.0));
+                                return match h {
+                                    0 => [Some((0, 2f64.powi(k))), diagonal],
+                                    1 => [diagonal, None],
+                                    _ => [diagonal, Some((h - 1, -1.0))],
+                                };
+                            }
+                            let (a, b) = reads(h, j, single);
+                            [a.map(|i| (i, 1.0)), b.map(|i| (i, -1.0))]
+                        };
                         let e = lde + 8.0 * n as f64 * eps;
                         let bound = 2f64.powi(-40) / e;
-                        let x = dense.inverse().expect("inverse");
                         let exact = reference(&w, rooting);
                         // The engine's own answer, end to end.
                         let engine = f.marginals().expect("marginals");
@@ -207,13 +252,12 @@ fn main() {
                             let v = (0..=n).filter(|&h| h != m).map(|h| exact[(h, m)]).collect();
                             least = least.min(uncertainty(v).unwrap_or(f64::INFINITY));
                         }
-                        if single {
+                        if single_like {
                             let v = (1..=n).map(|m| exact[(0, m)]).collect();
                             least = least.min(uncertainty(v).unwrap_or(f64::INFINITY));
                         }
                         eprintln!(
-                            "graph,{n},{sigma},{shift},{},{seed},{engine_bits:.2},{},{},{},{least:e}",
-                            rooting.name(),
+                            "graph,{n},{sigma},{shift},{name},{seed},{engine_bits:.2},{},{},{},{least:e}",
                             f.dense_marginals_used(),
                             f.refined_columns(),
                             f.eliminated_columns()
@@ -224,12 +268,15 @@ fn main() {
                             let c = &mut columns[m];
                             c.bits_pair = 64.0;
                             c.bits_alone = 64.0;
-                            for h in (0..n1).filter(|&h| h != m && ws[(h, m)] != 0.0) {
-                                let (ia, ib) = reads(h, j, single);
-                                let a = ia.map_or(0.0, |i| x[(j, i)]);
-                                let b = ib.map_or(0.0, |i| x[(j, i)]);
-                                let mu = ws[(h, m)] * (a - b);
-                                let amp = (a.abs() + b.abs()) / (a - b).abs();
+                            for h in (0..n1).filter(|&h| h != m && wmu[(h, m)] != 0.0) {
+                                let reads = arc(h, j);
+                                let (mut value, mut size) = (0.0, 0.0);
+                                for (i, s) in reads.into_iter().flatten() {
+                                    value += s * x[(j, i)];
+                                    size += (s * x[(j, i)]).abs();
+                                }
+                                let mu = wmu[(h, m)] * value;
+                                let amp = size / value.abs();
                                 let truth = exact[(h, m)];
                                 let rel = if mu == truth {
                                     2f64.powi(-60)
@@ -238,7 +285,7 @@ fn main() {
                                 };
                                 let bits = -rel.log2();
                                 let q = rel / amp;
-                                let is_pair = ia.is_some() && ib.is_some();
+                                let is_pair = reads.iter().all(Option::is_some);
                                 c.amp = c.amp.max(if amp.is_nan() { f64::INFINITY } else { amp });
                                 if is_pair {
                                     c.q_pair = c.q_pair.max(q);
@@ -247,7 +294,7 @@ fn main() {
                                 } else {
                                     c.q_alone = c.q_alone.max(q);
                                     c.bits_alone = c.bits_alone.min(bits);
-                                    if single {
+                                    if single_like {
                                         let class = if m == 1 {
                                             0
                                         } else if h == 0 {
@@ -271,8 +318,7 @@ fn main() {
                             if let Some(f) = &mut out {
                                 writeln!(
                                     f,
-                                    "{n},{sigma},{shift},{},{seed},{lde:e},{m},{},{:e},{:e},{:e},{:.2},{:.2},{:e}",
-                                    rooting.name(),
+                                    "{n},{sigma},{shift},{name},{seed},{lde:e},{m},{},{:e},{:e},{:e},{:.2},{:.2},{:e}",
                                     u8::from(failed),
                                     c.amp,
                                     c.q_pair,
@@ -285,7 +331,7 @@ fn main() {
                             }
                         }
                     }
-                    let alone = if single {
+                    let alone = if single_like {
                         format!(
                             "{:.1} / {:.1} / {:.1}",
                             fewest_alone[0], fewest_alone[1], fewest_alone[2]
@@ -294,8 +340,7 @@ fn main() {
                         "—".into()
                     };
                     println!(
-                        "| {n} | {sigma} | {shift} | {} | {certified_graphs}/{graphs} | {:.1} | {:.1} | {:.1} | 2^{:.1} | 2^{:.1} | {alone} | {:.1} |",
-                        rooting.name(),
+                        "| {n} | {sigma} | {shift} | {name} | {certified_graphs}/{graphs} | {:.1} | {:.1} | {:.1} | 2^{:.1} | 2^{:.1} | {alone} | {:.1} |",
                         failing as f64 / certified_graphs.max(1) as f64,
                         fewest_failing,
                         fewest_predicted,

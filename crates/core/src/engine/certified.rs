@@ -149,13 +149,16 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   ≥ 43.9 bits on the entries read alone, word 1's column included, when
 ///   no column failed (≤ `2^{-1.8} e`); multi-root, ≥ 42.1 bits
 ///   (`2^{-0.4}`: nearly tight), and ≥ 42.2 on the root arcs (`2^{0.8} e`:
-///   no bound there), both at `n = 20`, `σ = 4`. On graphs with a nearly
-///   certain word, the estimate fails as the least uncertainty `u` falls
-///   (`2^{-0.4}` for `u ∈ [2⁻⁷, 2⁻⁵)`, up to `2^{6.7}`, 35.3 bits, near
-///   `u = 2⁻¹³`), and word 1's column, unrefined, kept 40.0 bits
-///   (`2^{4.3} e`): those graphs go to the elimination (and a column failed
-///   on each), so the single-root marginals lean on that test
-///   ([`DENSE_UNCERTAINTY`]) as well as on this one.
+///   no bound there), both at `n = 20`, `σ = 4`; the row-sum form's test
+///   (root shifts −10 and −40, `n = 20`–`100`) as single-root: ≥ 46.3 bits
+///   (`2^{-2.9}`), ≥ 44.9 on entries read alone (`2^{-2.5} e`). On graphs
+///   with a nearly certain word, the estimate fails as the least
+///   uncertainty `u` falls (`2^{-0.4}` for `u ∈ [2⁻⁷, 2⁻⁵)`, up to
+///   `2^{6.7}`, 35.3 bits, near `u = 2⁻¹³`), and word 1's column,
+///   unrefined, kept 40.0 bits (`2^{4.3} e`): those graphs go to the
+///   elimination (and a column failed on each), so the single-root
+///   marginals lean on that test ([`DENSE_UNCERTAINTY`]) as well as on
+///   this one.
 ///
 ///   The inverse is formed for the test at every size (the refined dense
 ///   route costs 0.25–0.45× the elimination's marginal pass single-root,
