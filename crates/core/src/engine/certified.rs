@@ -139,17 +139,38 @@ const ROOT_SCALE_UP_TO: i32 = 64;
 ///   refined rows); any entry that still fails sends every column to the
 ///   elimination, as does a word nearly certain of its head. When every
 ///   column passes the first test, the columns stand on its estimate, which
-///   held on every graph measured (dense LU keeps ≥ 47 bits on every
-///   marginal against exact rationals at `n = 20`–`100`, `cargo run
-///   --release -p spantree-bench --example dense_marginal_bits`), but is
-///   not a proof.
+///   is calibrated, not proven. Against a 128-bit reference (`cargo run
+///   --release -p spantree-bench --example entry_wise_calibration`,
+///   `N(0, σ²)` scores, `σ = 1, 2, 4`, root shifts `0` and `−10`, 100
+///   graphs per size at `n = 20`–`100` (500 at `20` and `50`), 50 at
+///   `200`), the columns left unrefined on the single-root graphs the dense
+///   route answers (no nearly certain word) kept ≥ 45.1 bits on the arcs
+///   read as differences (true error ≤ `2^{-2.8}` of the estimate) and
+///   ≥ 43.9 bits on the entries read alone, word 1's column included, when
+///   no column failed (≤ `2^{-1.8} e`); multi-root, ≥ 42.1 bits
+///   (`2^{-0.4}`: nearly tight), and ≥ 42.2 on the root arcs (`2^{0.8} e`:
+///   no bound there), both at `n = 20`, `σ = 4`; the row-sum form's test
+///   (root shifts −10 and −40, `n = 20`–`100`) as single-root: ≥ 46.3 bits
+///   (`2^{-2.9}`), ≥ 44.9 on entries read alone (`2^{-2.5} e`). On graphs
+///   with a nearly certain word, the estimate fails as the least
+///   uncertainty `u` falls (`2^{-0.4}` for `u ∈ [2⁻⁷, 2⁻⁵)`, up to
+///   `2^{6.7}`, 35.3 bits, near `u = 2⁻¹³`), and word 1's column,
+///   unrefined, kept 40.0 bits (`2^{4.3} e`): those graphs go to the
+///   elimination (and a column failed on each), so the single-root
+///   marginals lean on that test ([`DENSE_UNCERTAINTY`]) as well as on
+///   this one.
 ///
 ///   The inverse is formed for the test at every size (the refined dense
 ///   route costs 0.25–0.45× the elimination's marginal pass single-root,
 ///   up to `n = 200`); `ln Z` is certified: no forward elimination for it
 ///   when the marginal pass answers. No rigorous bound sharper than `e` is
 ///   known that is as cheap: rigorous forward-error bounds of triangular
-///   solves grow like `n² ε`, above the `8 n ε` used;
+///   solves grow like `n² ε`, above the `8 n ε` used; and no sharper
+///   estimate keeps 4 bits of margin on the graphs above (`4 n ε` for the
+///   solves would refine 1.7 columns rather than 4.5 at `n = 100`,
+///   `σ = 2`, single-root, but lets the true error reach `2^{-2.0}` of the
+///   estimate at `n = 20`, root shift −10, and leaves 41.1 bits
+///   multi-root; `c √n ε` less margin still);
 /// * **not certified, multi-root: the row-sum form.** Root weights tiny
 ///   next to the arc weights (root scores −40) leave every diagonal entry
 ///   `ρ_m + Σ_h A[h][m]` unable to hold `ρ_m`, and the LU refuses itself.
