@@ -260,8 +260,10 @@ impl Factorization for Lu {
         let n = self.n;
         // The column sums row by row (no strided access), each adding its
         // rows in order: the same sums as column by column, compiled for
-        // the detected instruction set (it ran on SSE2 before).
-        let mut column = vec![0.0; n];
+        // the detected instruction set (it ran on SSE2 before), in this
+        // thread's scratch (`plain::Scratch`).
+        let mut column = crate::plain::Scratch::take();
+        column.resize(n, 0.0);
         crate::kernel::arch().dispatch(ColumnSums {
             a: self.original.as_slice(),
             column: &mut column,
