@@ -194,6 +194,40 @@ impl PlainLu {
         Matrix::from_row_major(cols, r, out)
     }
 
+    /// `B X` for square `B` and `X` (`n × n`, `n` the rows of `B`), or
+    /// `(B X)ᵀ` (`transposed`), in place of `B`: [`ROWS`] rows of `B X` at
+    /// a time through the kernel of [`PlainLu::matmul`] into a scratch,
+    /// copied back over the rows of `B` they were formed from (no other
+    /// row reads them), then transposed in place. The same sums as
+    /// [`PlainLu::matmul`] bit for bit, with no result allocated. Returns
+    /// `false`, leaving `B` as it was, when the shapes are not square and
+    /// equal. `2n³` flops.
+    pub(crate) fn matmul_in_place(
+        &self,
+        b: &mut Matrix<f64>,
+        x: &Matrix<f64>,
+        transposed: bool,
+    ) -> bool {
+        let n = b.rows();
+        if b.cols() != n || x.rows() != n || x.cols() != n {
+            return false;
+        }
+        self.run(Task::InPlace {
+            b: b.as_mut_slice(),
+            x: x.as_slice(),
+            n,
+        });
+        if transposed {
+            let b = b.as_mut_slice();
+            for i in 0..n {
+                for j in i + 1..n {
+                    b.swap(i * n + j, j * n + i);
+                }
+            }
+        }
+        true
+    }
+
     /// One dispatch per operation: the kernel is inlined into the whole
     /// loop for the detected instruction set.
     fn run(&self, task: Task<'_>) {
@@ -681,6 +715,12 @@ enum Task<'a> {
     Inverse {
         x: &'a mut [f64],
     },
+    /// `B X` in place of `B`, both `n × n` ([`PlainLu::matmul_in_place`]).
+    InPlace {
+        b: &'a mut [f64],
+        x: &'a [f64],
+        n: usize,
+    },
     /// `B X`, stored row by row, or `(B X)ᵀ` (`transposed`).
     Product {
         out: &'a mut [f64],
@@ -713,6 +753,33 @@ impl WithSimd for Run<'_> {
             }
             Task::SolveTranspose { b, k } => lu.solve_transpose_with(simd, b, k),
             Task::Inverse { x } => lu.inverse_with(simd, x),
+            Task::InPlace { b, x, n } => {
+                if n == 0 {
+                    return;
+                }
+                // As `Product`'s groups, `X` padded once if its rows are
+                // not whole vectors; both in this thread's scratch.
+                let whole = n % S::F64_LANES == 0;
+                let mut buf = Scratch::take();
+                let padded = if whole {
+                    n
+                } else {
+                    padded_rows(x, n, &mut buf)
+                };
+                let at = buf.len();
+                buf.resize(at + ROWS * padded, 0.0);
+                let (xs, scratch) = buf.split_at_mut(at);
+                let xs: &[f64] = if whole { x } else { xs };
+                for group in b.chunks_mut(ROWS * n) {
+                    let scratch = &mut scratch[..group.len() / n * padded];
+                    scratch.fill(0.0);
+                    let items = scratch.chunks_exact_mut(padded).zip(group.chunks_exact(n));
+                    update_rows(simd, items, rows(xs, padded), false);
+                    for (o, y) in group.chunks_exact_mut(n).zip(scratch.chunks_exact(padded)) {
+                        o.copy_from_slice(&y[..n]);
+                    }
+                }
+            }
             Task::Product {
                 out,
                 b,
@@ -1218,6 +1285,9 @@ mod tests {
             (10, 10, 10),
             (9, 16, 16),
             (36, 36, 36),
+            (5, 5, 5),
+            (8, 8, 8),
+            (17, 17, 17),
             (37, 40, 40),
             (37, 40, 37),
             (13, 7, 24),
@@ -1237,6 +1307,14 @@ mod tests {
             for lu in [&lu, &scalar] {
                 let (got, transposed) = (lu.matmul(&b, &x), lu.matmul_transposed(&b, &x));
                 assert_eq!((transposed.rows(), transposed.cols()), (c, r));
+                // In place where `B` and `X` are square and equal in size.
+                let (mut in_place, mut in_place_t) = (b.clone(), b.clone());
+                let square = lu.matmul_in_place(&mut in_place, &x, false);
+                assert_eq!(square, r == n && n == c);
+                assert_eq!(lu.matmul_in_place(&mut in_place_t, &x, true), square);
+                if !square {
+                    assert_eq!((&in_place, &in_place_t), (&b, &b));
+                }
                 for i in 0..r {
                     for k in 0..c {
                         let expected =
@@ -1244,6 +1322,11 @@ mod tests {
                         let at = format!("{r}×{n}×{c} ({i}, {k}) {:?}", lu.arch);
                         assert_eq!(got[(i, k)].to_bits(), expected.to_bits(), "{at}");
                         assert_eq!(transposed[(k, i)].to_bits(), expected.to_bits(), "ᵀ {at}");
+                        if square {
+                            let (got, got_t) = (in_place[(i, k)], in_place_t[(k, i)]);
+                            assert_eq!(got.to_bits(), expected.to_bits(), "in place {at}");
+                            assert_eq!(got_t.to_bits(), expected.to_bits(), "in place ᵀ {at}");
+                        }
                     }
                 }
             }

@@ -349,10 +349,10 @@ impl<F: Factorization> Factors for Dense<F> {
     /// `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))` with `Cᵀ` built transposed
     /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `(X Cᵀ X)ᵀ`
     /// by [`Factorization::inverse_sandwich_transposed`] (one solve with `n`
-    /// right-hand sides and one product whose rows are stored as columns on
-    /// the plain kernel), and the `O(n²)` glue `product_glue` reading it,
-    /// `G(X)` (formed once per factors) and the seed along rows, each row
-    /// of `v` written once: no transpose per product. Below
+    /// right-hand sides and one product, both in place of `Cᵀ` on the plain
+    /// kernel, then transposed in place), and the `O(n²)` glue
+    /// `product_glue` reading it, `G(X)` (formed once per factors) and the
+    /// seed along rows, each row of `v` written once. Below
     /// `ROW_GLUE_FROM` words, `X Cᵀ X` and the column-wise `vjp_glue`
     /// (the same bits). `O(n³)`.
     ///
