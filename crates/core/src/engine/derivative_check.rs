@@ -948,10 +948,11 @@ pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec
 /// whether `c_m` stays); then, block by block of columns, a second writes
 /// `ḡ − c_m`. Both sweeps are branch-free, explicit `pulp` vectors down
 /// the rows of a block of columns. `O(n²)`; the state in this thread's
-/// scratch ([`Scratch`]), one allocation for the result. Taking the largest `|ḡ − c_m|` from the extremes,
-/// not from a sweep of its own (which also had to write the block again
-/// where `c_m` was dropped), took the call from 502.8k to 491.0k
-/// instructions at `n = 36` and from 52.9k to 51.7k at `n = 10`
+/// scratch ([`Scratch`]), one allocation for the result. Taking the
+/// largest `|ḡ − c_m|` from the extremes, not from a sweep of its own
+/// (which also had to write the block again where `c_m` was dropped),
+/// took the call from 502.8k to 491.0k instructions at `n = 36` and from
+/// 52.9k to 51.7k at `n = 10`
 /// (`valgrind --tool=callgrind`, AVX2, `op_loop grad_entropy N R 0 f64`).
 /// At `n = 36` the centring and the estimate (`over_f64`) together went
 /// from 28.2% to 11.3% of the call (`perf record -e cpu-clock` of
@@ -1261,7 +1262,9 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
     over_f64_columns::<Sm, SINGLE>(simd, args, &mut Scratch::take())
 }
 
-/// The sums of [`over_f64_body`] in `buf` (this thread's scratch, empty).
+/// The sums of [`over_f64_body`] in `buf` (this thread's scratch, empty),
+/// reserved whole at once (a reserve of `n² + 11n` grown to `n² + 13n`
+/// had reallocated and copied `|X|ᵀ` on every call).
 #[inline(always)]
 fn over_f64_columns<Sm: Simd, const SINGLE: bool>(
     simd: Sm,
