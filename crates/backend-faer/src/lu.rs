@@ -148,8 +148,10 @@ impl Lu {
     }
 
     /// `X B X` for `X = A⁻¹`, or its transpose, from the factors: on the
-    /// plain kernel `(A⁻¹ B) X` by a solve and one product that writes its
-    /// rows as rows or as columns; on faer its blocked sandwich. `4n³` flops.
+    /// plain kernel `(A⁻¹ B) X` by a solve and one product, both in place
+    /// of `B` when it is square (`PlainLu::matmul_in_place`: no result
+    /// allocated), else a product that writes its rows as rows or as
+    /// columns; on faer its blocked sandwich. `4n³` flops.
     fn sandwich(
         &self,
         x: &Matrix<f64>,
@@ -160,7 +162,11 @@ impl Lu {
         Ok(match &self.factors {
             Factors::Plain(f) => {
                 f.solve(&mut b);
-                if transposed {
+                // In place where `B` and `X` are square (`X B X`), else
+                // into a new matrix.
+                if f.matmul_in_place(&mut b, x, transposed) {
+                    b
+                } else if transposed {
                     f.matmul_transposed(&b, x)
                 } else {
                     f.matmul(&b, x)
@@ -260,8 +266,10 @@ impl Factorization for Lu {
         let n = self.n;
         // The column sums row by row (no strided access), each adding its
         // rows in order: the same sums as column by column, compiled for
-        // the detected instruction set (it ran on SSE2 before).
-        let mut column = vec![0.0; n];
+        // the detected instruction set (it ran on SSE2 before), in this
+        // thread's scratch (`plain::Scratch`).
+        let mut column = crate::plain::Scratch::take();
+        column.resize(n, 0.0);
         crate::kernel::arch().dispatch(ColumnSums {
             a: self.original.as_slice(),
             column: &mut column,
@@ -371,9 +379,11 @@ impl Factorization for Lu {
     }
 
     /// `(X B X)ᵀ`, the same entries as `inverse_sandwich` bit for bit: on
-    /// the plain kernel the product stores its rows as columns as it forms
-    /// them (`PlainLu::matmul_transposed`, no transpose after it); on faer
-    /// the sandwich transposed ([`Lu::sandwich`]). `4n³` flops.
+    /// the plain kernel the product in place of `B`, transposed in place
+    /// (`PlainLu::matmul_in_place`; a `B` that is not square: the product
+    /// stores its rows as columns as it forms them,
+    /// `PlainLu::matmul_transposed`); on faer the sandwich transposed
+    /// ([`Lu::sandwich`]). `4n³` flops.
     ///
     /// # Errors
     /// [`Numerical::Singular`] at the first zero pivot.

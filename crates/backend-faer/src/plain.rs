@@ -6,6 +6,8 @@
 //! with zeros to a multiple of [`PAD`] columns, so that the updates of the
 //! factorisation and of the inverse are whole SIMD vectors.
 
+use std::cell::Cell;
+
 use pulp::{Arch, Simd, WithSimd};
 use spantree_core::Matrix;
 
@@ -190,6 +192,40 @@ impl PlainLu {
             transposed: true,
         });
         Matrix::from_row_major(cols, r, out)
+    }
+
+    /// `B X` for square `B` and `X` (`n × n`, `n` the rows of `B`), or
+    /// `(B X)ᵀ` (`transposed`), in place of `B`: [`ROWS`] rows of `B X` at
+    /// a time through the kernel of [`PlainLu::matmul`] into a scratch,
+    /// copied back over the rows of `B` they were formed from (no other
+    /// row reads them), then transposed in place. The same sums as
+    /// [`PlainLu::matmul`] bit for bit, with no result allocated. Returns
+    /// `false`, leaving `B` as it was, when the shapes are not square and
+    /// equal. `2n³` flops.
+    pub(crate) fn matmul_in_place(
+        &self,
+        b: &mut Matrix<f64>,
+        x: &Matrix<f64>,
+        transposed: bool,
+    ) -> bool {
+        let n = b.rows();
+        if b.cols() != n || x.rows() != n || x.cols() != n {
+            return false;
+        }
+        self.run(Task::InPlace {
+            b: b.as_mut_slice(),
+            x: x.as_slice(),
+            n,
+        });
+        if transposed {
+            let b = b.as_mut_slice();
+            for i in 0..n {
+                for j in i + 1..n {
+                    b.swap(i * n + j, j * n + i);
+                }
+            }
+        }
+        true
     }
 
     /// One dispatch per operation: the kernel is inlined into the whole
@@ -679,6 +715,12 @@ enum Task<'a> {
     Inverse {
         x: &'a mut [f64],
     },
+    /// `B X` in place of `B`, both `n × n` ([`PlainLu::matmul_in_place`]).
+    InPlace {
+        b: &'a mut [f64],
+        x: &'a [f64],
+        n: usize,
+    },
     /// `B X`, stored row by row, or `(B X)ᵀ` (`transposed`).
     Product {
         out: &'a mut [f64],
@@ -711,6 +753,33 @@ impl WithSimd for Run<'_> {
             }
             Task::SolveTranspose { b, k } => lu.solve_transpose_with(simd, b, k),
             Task::Inverse { x } => lu.inverse_with(simd, x),
+            Task::InPlace { b, x, n } => {
+                if n == 0 {
+                    return;
+                }
+                // As `Product`'s groups, `X` padded once if its rows are
+                // not whole vectors; both in this thread's scratch.
+                let whole = n % S::F64_LANES == 0;
+                let mut buf = Scratch::take();
+                let padded = if whole {
+                    n
+                } else {
+                    padded_rows(x, n, &mut buf)
+                };
+                let at = buf.len();
+                buf.resize(at + ROWS * padded, 0.0);
+                let (xs, scratch) = buf.split_at_mut(at);
+                let xs: &[f64] = if whole { x } else { xs };
+                for group in b.chunks_mut(ROWS * n) {
+                    let scratch = &mut scratch[..group.len() / n * padded];
+                    scratch.fill(0.0);
+                    let items = scratch.chunks_exact_mut(padded).zip(group.chunks_exact(n));
+                    update_rows(simd, items, rows(xs, padded), false);
+                    for (o, y) in group.chunks_exact_mut(n).zip(scratch.chunks_exact(padded)) {
+                        o.copy_from_slice(&y[..n]);
+                    }
+                }
+            }
             Task::Product {
                 out,
                 b,
@@ -733,44 +802,65 @@ impl WithSimd for Run<'_> {
                 // once if its rows are not (no masked tails; the same sums
                 // per entry as row by row), then stored as rows of the
                 // result or, transposed, as its columns.
-                let r = b.len() / inner;
-                let (xs, padded) = if whole {
-                    (std::borrow::Cow::Borrowed(x), cols)
+                // Both in this thread's scratch ([`Scratch`]).
+                let mut buf = Scratch::take();
+                let padded = if whole {
+                    cols
                 } else {
-                    let (xs, padded) = padded_rows(x, cols);
-                    (std::borrow::Cow::Owned(xs), padded)
+                    padded_rows(x, cols, &mut buf)
                 };
-                let mut scratch = vec![0.0; ROWS * padded];
-                for (g, group) in b.chunks(ROWS * inner).enumerate() {
-                    let scratch = &mut scratch[..group.len() / inner * padded];
-                    scratch.fill(0.0);
-                    let items = scratch
-                        .chunks_exact_mut(padded)
-                        .zip(group.chunks_exact(inner));
-                    update_rows(simd, items, rows(&xs, padded), false);
-                    let at = g * ROWS;
-                    if !transposed {
-                        let out = out[at * cols..].chunks_exact_mut(cols);
-                        for (o, y) in out.zip(scratch.chunks_exact(padded)) {
-                            o.copy_from_slice(&y[..cols]);
-                        }
-                    } else if scratch.len() == ROWS * padded {
-                        // Row `at + t` of `B X` is column `at + t` of the
-                        // result: a whole group fills `ROWS` adjacent
-                        // entries of each of its rows.
-                        let (ab, cd) = scratch.split_at(2 * padded);
-                        let ((a, b), (c, d)) = (ab.split_at(padded), cd.split_at(padded));
-                        let columns = a.iter().zip(b).zip(c.iter().zip(d));
-                        for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
-                            o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
-                        }
-                    } else {
-                        for (t, y) in scratch.chunks_exact(padded).enumerate() {
-                            for (o, y) in out[at + t..].iter_mut().step_by(r).zip(&y[..cols]) {
-                                *o = *y;
-                            }
-                        }
-                    }
+                let at = buf.len();
+                buf.resize(at + ROWS * padded, 0.0);
+                let (xs, scratch) = buf.split_at_mut(at);
+                let xs: &[f64] = if whole { x } else { xs };
+                product_groups(simd, out, b, inner, (xs, cols, padded), transposed, scratch);
+            }
+        }
+    }
+}
+
+/// The rows of `B X` ([`Task::Product`]), [`ROWS`] at a time through the
+/// multi-row tiles into `scratch` (`ROWS · padded`), `xs` the rows of `X`
+/// (`cols` values padded with zeros to `padded`), stored as rows of `out`
+/// or, `transposed`, as its columns.
+#[inline(always)]
+fn product_groups<S: Simd>(
+    simd: S,
+    out: &mut [f64],
+    b: &[f64],
+    inner: usize,
+    (xs, cols, padded): (&[f64], usize, usize),
+    transposed: bool,
+    scratch: &mut [f64],
+) {
+    let r = b.len() / inner;
+    for (g, group) in b.chunks(ROWS * inner).enumerate() {
+        let scratch = &mut scratch[..group.len() / inner * padded];
+        scratch.fill(0.0);
+        let items = scratch
+            .chunks_exact_mut(padded)
+            .zip(group.chunks_exact(inner));
+        update_rows(simd, items, rows(xs, padded), false);
+        let at = g * ROWS;
+        if !transposed {
+            let out = out[at * cols..].chunks_exact_mut(cols);
+            for (o, y) in out.zip(scratch.chunks_exact(padded)) {
+                o.copy_from_slice(&y[..cols]);
+            }
+        } else if scratch.len() == ROWS * padded {
+            // Row `at + t` of `B X` is column `at + t` of the
+            // result: a whole group fills `ROWS` adjacent
+            // entries of each of its rows.
+            let (ab, cd) = scratch.split_at(2 * padded);
+            let ((a, b), (c, d)) = (ab.split_at(padded), cd.split_at(padded));
+            let columns = a.iter().zip(b).zip(c.iter().zip(d));
+            for (o, ((a, b), (c, d))) in out.chunks_exact_mut(r).zip(columns) {
+                o[at..at + ROWS].copy_from_slice(&[*a, *b, *c, *d]);
+            }
+        } else {
+            for (t, y) in scratch.chunks_exact(padded).enumerate() {
+                for (o, y) in out[at + t..].iter_mut().step_by(r).zip(&y[..cols]) {
+                    *o = *y;
                 }
             }
         }
@@ -778,15 +868,69 @@ impl WithSimd for Run<'_> {
 }
 
 /// The row-major `x` (rows of `cols`) with each row padded with zeros to
-/// a multiple of [`PAD`] columns, and that padded width. `O(|x|)`.
-fn padded_rows(x: &[f64], cols: usize) -> (Vec<f64>, usize) {
+/// a multiple of [`PAD`] columns, appended to `xs`; returns that padded
+/// width. `O(|x|)`.
+fn padded_rows(x: &[f64], cols: usize, xs: &mut Vec<f64>) -> usize {
     let padded = cols.next_multiple_of(PAD);
-    let mut xs = Vec::with_capacity(x.len() / cols * padded);
+    xs.reserve(x.len() / cols * padded + ROWS * padded);
     for row in x.chunks_exact(cols) {
         xs.extend_from_slice(row);
         xs.resize(xs.len() + padded - cols, 0.0);
     }
-    (xs, padded)
+    padded
+}
+
+thread_local! {
+    /// The per-thread buffer of [`Scratch`].
+    static BUFFER: Cell<Vec<f64>> = const { Cell::new(Vec::new()) };
+}
+
+/// A scratch buffer of at most this many `f64` values (8 MB) is kept
+/// between calls; a larger one is freed after its call.
+const RETAIN: usize = 1 << 20;
+
+/// This thread's scratch vector, taken out of its cell until dropped (when
+/// it is put back, or freed if it grew past [`RETAIN`]): for the buffers
+/// that live for one call, which a corpus of short sentences allocated
+/// per sentence, in sizes that change from sentence to sentence, keeping
+/// the allocator in its slow path (pages retired and formed again).
+/// Empty when taken, with the capacity that earlier calls left; a nested
+/// take (or one while the thread is torn down) starts from a fresh
+/// vector, and the last one put back is kept. A guard rather than a
+/// closure, so that the vector bodies that take it keep their instruction
+/// set (a closure inside a `pulp` body is compiled without it).
+pub(crate) struct Scratch(Vec<f64>);
+
+impl Scratch {
+    /// Takes this thread's scratch, emptied.
+    pub(crate) fn take() -> Self {
+        let mut buf = BUFFER.try_with(Cell::take).unwrap_or_default();
+        buf.clear();
+        Scratch(buf)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Vec<f64>;
+    fn deref(&self) -> &Vec<f64> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Scratch {
+    fn deref_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.0.capacity() <= RETAIN {
+            let buf = std::mem::take(&mut self.0);
+            // Fails only while the thread is torn down: the buffer is dropped.
+            let _ = BUFFER.try_with(|cell| cell.set(buf));
+        }
+    }
 }
 
 /// The row stride of the factors of an `n × n` matrix: `n` rounded up to
@@ -1141,6 +1285,9 @@ mod tests {
             (10, 10, 10),
             (9, 16, 16),
             (36, 36, 36),
+            (5, 5, 5),
+            (8, 8, 8),
+            (17, 17, 17),
             (37, 40, 40),
             (37, 40, 37),
             (13, 7, 24),
@@ -1160,6 +1307,14 @@ mod tests {
             for lu in [&lu, &scalar] {
                 let (got, transposed) = (lu.matmul(&b, &x), lu.matmul_transposed(&b, &x));
                 assert_eq!((transposed.rows(), transposed.cols()), (c, r));
+                // In place where `B` and `X` are square and equal in size.
+                let (mut in_place, mut in_place_t) = (b.clone(), b.clone());
+                let square = lu.matmul_in_place(&mut in_place, &x, false);
+                assert_eq!(square, r == n && n == c);
+                assert_eq!(lu.matmul_in_place(&mut in_place_t, &x, true), square);
+                if !square {
+                    assert_eq!((&in_place, &in_place_t), (&b, &b));
+                }
                 for i in 0..r {
                     for k in 0..c {
                         let expected =
@@ -1167,6 +1322,11 @@ mod tests {
                         let at = format!("{r}×{n}×{c} ({i}, {k}) {:?}", lu.arch);
                         assert_eq!(got[(i, k)].to_bits(), expected.to_bits(), "{at}");
                         assert_eq!(transposed[(k, i)].to_bits(), expected.to_bits(), "ᵀ {at}");
+                        if square {
+                            let (got, got_t) = (in_place[(i, k)], in_place_t[(k, i)]);
+                            assert_eq!(got.to_bits(), expected.to_bits(), "in place {at}");
+                            assert_eq!(got_t.to_bits(), expected.to_bits(), "in place ᵀ {at}");
+                        }
                     }
                 }
             }

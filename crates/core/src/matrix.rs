@@ -1,9 +1,63 @@
 //! A plain dense row-major matrix: the currency between the core and the
 //! backends, so that no engine type appears in the core's signatures.
 
+use std::cell::Cell;
 use std::ops::{Index, IndexMut};
 
 use crate::Scalar;
+
+thread_local! {
+    /// The per-thread buffer of [`Scratch`].
+    static SCRATCH: Cell<Vec<f64>> = const { Cell::new(Vec::new()) };
+}
+
+/// A scratch buffer of at most this many `f64` values (8 MB) is kept
+/// between calls; a larger one is freed after its call.
+const RETAIN: usize = 1 << 20;
+
+/// This thread's scratch vector, taken out of its cell until dropped (when
+/// it is put back, or freed if it grew past [`RETAIN`]): for the buffers
+/// that live for one call, which a corpus of short sentences allocated
+/// per sentence, in sizes that change from sentence to sentence, keeping
+/// the allocator in its slow path (pages retired and formed again).
+/// Empty when taken, with the capacity that earlier calls left; a nested
+/// take (or one while the thread is torn down) starts from a fresh
+/// vector, and the last one put back is kept. A guard rather than a
+/// closure, so that the vector bodies that take it keep their instruction
+/// set (a closure inside a `pulp` body is compiled without it).
+pub(crate) struct Scratch(Vec<f64>);
+
+impl Scratch {
+    /// Takes this thread's scratch, emptied.
+    pub(crate) fn take() -> Self {
+        let mut buf = SCRATCH.try_with(Cell::take).unwrap_or_default();
+        buf.clear();
+        Scratch(buf)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Vec<f64>;
+    fn deref(&self) -> &Vec<f64> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Scratch {
+    fn deref_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.0.capacity() <= RETAIN {
+            let buf = std::mem::take(&mut self.0);
+            // Fails only while the thread is torn down: the buffer is dropped.
+            let _ = SCRATCH.try_with(|cell| cell.set(buf));
+        }
+    }
+}
 
 /// A dense `rows × cols` matrix stored row by row.
 #[derive(Clone, Debug, PartialEq)]
@@ -172,4 +226,30 @@ pub(crate) fn from_f64<S: 'static>(m: Matrix<f64>) -> Option<Matrix<S>> {
         *slot = Some(m);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scratch;
+
+    /// Each take starts from an empty buffer; a nested take gets a buffer
+    /// of its own and leaves the outer one as it was; a later take reuses
+    /// the capacity put back last.
+    #[test]
+    fn scratch_is_empty_and_nested_takes_get_their_own() {
+        let mut outer = Scratch::take();
+        assert!(outer.is_empty());
+        outer.extend([1.0, 2.0, 3.0]);
+        {
+            let mut inner = Scratch::take();
+            assert!(inner.is_empty());
+            inner.push(-1.0);
+        }
+        assert_eq!(outer.as_slice(), &[1.0, 2.0, 3.0]);
+        outer.reserve(1000);
+        drop(outer);
+        let again = Scratch::take();
+        assert!(again.is_empty());
+        assert!(again.capacity() >= 1000);
+    }
 }

@@ -8,7 +8,7 @@ use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
 use crate::linalg::{column_blocks, load_lanes, store_lanes, ColumnBody, Narrow, PartialPivLu};
-use crate::matrix::{as_f64, from_f64, Matrix};
+use crate::matrix::{as_f64, from_f64, Matrix, Scratch};
 use crate::scalar::{Scalar, Sign};
 use pulp::{Arch, Simd, WithSimd};
 
@@ -349,10 +349,10 @@ impl<F: Factorization> Factors for Dense<F> {
     /// `v_f = w_f (ḡ_f G_f(X) − G_f(X Cᵀ X))` with `Cᵀ` built transposed
     /// ([`Model::marginals_vjp`](crate::Model::marginals_vjp)): `(X Cᵀ X)ᵀ`
     /// by [`Factorization::inverse_sandwich_transposed`] (one solve with `n`
-    /// right-hand sides and one product whose rows are stored as columns on
-    /// the plain kernel), and the `O(n²)` glue `product_glue` reading it,
-    /// `G(X)` (formed once per factors) and the seed along rows, each row
-    /// of `v` written once: no transpose per product. Below
+    /// right-hand sides and one product, both in place of `Cᵀ` on the plain
+    /// kernel, then transposed in place), and the `O(n²)` glue
+    /// `product_glue` reading it, `G(X)` (formed once per factors) and the
+    /// seed along rows, each row of `v` written once. Below
     /// `ROW_GLUE_FROM` words, `X Cᵀ X` and the column-wise `vjp_glue`
     /// (the same bits). `O(n³)`.
     ///
@@ -720,14 +720,16 @@ fn glue<S: Scalar>(
 /// (`M[j][0]`), `(j, j)` multi; then the word arcs' diagonal `(j, j)`, none (zero)
 /// single-root into word `1`. Each as `0 + M[·][·]`, as the sums of
 /// `arc_entries` start (and [`vjp_glue`]'s). From `M` itself, or from
-/// `Mᵀ` when `transposed`. `O(n)`.
-fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool) -> Vec<S> {
+/// `Mᵀ` when `transposed`. Into `reads` (emptied first: the `f64` bodies
+/// pass this thread's scratch, [`Scratch`]). `O(n)`.
+fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool, reads: &mut Vec<S>) {
     let n = m.rows();
     let n1 = n + 1;
     let ms = m.as_slice();
     // Indexed writes into a zeroed vector of `2(n + 1)`: fewer instructions
     // than chained strided iterators.
-    let mut reads = vec![S::zero(); 2 * n1];
+    reads.clear();
+    reads.resize(2 * n1, S::zero());
     let (root, diagonal) = reads.split_at_mut(n1);
     for j in 0..n {
         let d = &ms[j * n1];
@@ -742,7 +744,6 @@ fn word_reads<S: Scalar>(m: &Matrix<S>, single: bool, transposed: bool) -> Vec<S
             diagonal[j + 1] = S::zero() + d.clone();
         }
     }
-    reads
 }
 
 /// `G(X)` in the layout of the weights and the marginals `μ = w ⊙ G(X)`
@@ -784,7 +785,8 @@ fn gradient_and_marginals_generic<S: Scalar>(
     let n = x.rows();
     let n1 = n + 1;
     let single = rooting == Rooting::Single;
-    let reads = word_reads(x, single, false);
+    let mut reads = Vec::new();
+    word_reads(x, single, false, &mut reads);
     let (root, diagonal) = reads.split_at(n1);
     let mut g = Vec::with_capacity(n1 * n1);
     let mut mu = Vec::with_capacity(n1 * n1);
@@ -874,7 +876,8 @@ fn product_glue_generic<S: Scalar>(
     let n1 = w.rows();
     let n = n1 - 1;
     let single = rooting == Rooting::Single;
-    let reads = word_reads(yt, single, true);
+    let mut reads = Vec::new();
+    word_reads(yt, single, true, &mut reads);
     let (y_root, y_diagonal) = reads.split_at(n1);
     let arc = |s: &S, gx: &S, gy: S, wk: &S| {
         if wk.is_zero() {
@@ -975,10 +978,19 @@ impl ColumnBody for GradientRows<'_> {
     /// The body of [`GradientRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> (Vec<f64>, Vec<f64>) {
+        self.rows(simd, &mut Scratch::take())
+    }
+}
+
+impl GradientRows<'_> {
+    /// [`GradientRows`]'s body with the word reads in `reads` (this
+    /// thread's scratch).
+    #[inline(always)]
+    fn rows<Sm: Simd>(self, simd: Sm, reads: &mut Vec<f64>) -> (Vec<f64>, Vec<f64>) {
         let GradientRows { w, x, single } = self;
         let n = x.rows();
         let n1 = n + 1;
-        let reads = word_reads(x, single, false);
+        word_reads(x, single, false, reads);
         let (root, diagonal) = reads.split_at(n1);
         let (root, diagonal) = (&root[1..], &diagonal[1..]);
         let mut g = vec![0.0; n1 * n1];
@@ -1051,6 +1063,15 @@ impl ColumnBody for ProductRows<'_> {
     /// The body of [`ProductRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
+        self.rows(simd, &mut Scratch::take())
+    }
+}
+
+impl ProductRows<'_> {
+    /// [`ProductRows`]'s body with the word reads in `reads` (this
+    /// thread's scratch).
+    #[inline(always)]
+    fn rows<Sm: Simd>(self, simd: Sm, reads: &mut Vec<f64>) -> Vec<f64> {
         let ProductRows {
             seed,
             w,
@@ -1060,7 +1081,7 @@ impl ColumnBody for ProductRows<'_> {
         } = self;
         let n = yt.rows();
         let n1 = n + 1;
-        let reads = word_reads(yt, single, true);
+        word_reads(yt, single, true, reads);
         let (y_root, y_diagonal) = reads.split_at(n1);
         let (y_root, y_diagonal) = (&y_root[1..], &y_diagonal[1..]);
         let mut v = vec![0.0; n1 * n1];
@@ -1117,10 +1138,11 @@ impl ColumnBody for ProductRows<'_> {
 /// block by block of columns ([`column_blocks`]), down the rows, the row's
 /// products `ḡ w` (`0` where either is zero) into the block's diagonal
 /// sums (in a vector register, in the order of `h`) and (negated, or plus
-/// zero in the single-root row `0`) into their row of `Cᵀ`. A block moved
-/// back over columns already done computes them again the same way.
-/// Fewer words than lanes take the scalar instruction set. Returns `Cᵀ`
-/// row-major. `O(n²)`.
+/// zero in the single-root row `0`) into their row of `Cᵀ`, the sums
+/// into its diagonal once the block's rows are written (no vector of
+/// them). A block moved back over columns already done computes them
+/// again the same way. Fewer words than lanes take the scalar instruction
+/// set. Returns `Cᵀ` row-major. `O(n²)`.
 #[derive(Clone, Copy)]
 struct AdjointRows<'a> {
     seed: &'a Matrix<f64>,
@@ -1143,7 +1165,6 @@ impl ColumnBody for AdjointRows<'_> {
         let n = n1 - 1;
         let zero = simd.splat_f64s(0.0);
         let mut c = vec![0.0; n * n];
-        let mut diagonal = vec![0.0; n];
         let (ss, ws) = (seed.as_slice(), w.as_slice());
         for at in column_blocks(n, Sm::F64_LANES) {
             let mut sum = zero;
@@ -1166,11 +1187,14 @@ impl ColumnBody for AdjointRows<'_> {
                     r += 1;
                 }
             }
-            store_lanes(simd, &mut diagonal, at, sum);
-        }
-        for (j, d) in diagonal.into_iter().enumerate() {
-            if !(single && j == 0) {
-                c[j * n + j] = d;
+            // The block's diagonal sums over the entries its rows wrote
+            // (a block moved back writes its earlier columns' again, with
+            // the same sums).
+            let sums: &[f64] = pulp::bytemuck::cast_slice(std::slice::from_ref(&sum));
+            for (j, &d) in (at..).zip(sums) {
+                if !(single && j == 0) {
+                    c[j * n + j] = d;
+                }
             }
         }
         c

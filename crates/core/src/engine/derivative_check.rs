@@ -11,7 +11,7 @@ use super::dense::{marginals_from_inverse, nearly_certain_word, DENSE_UNCERTAINT
 use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::linalg::{column_blocks, load_lanes, store_lanes};
-use crate::matrix::{as_f64, from_f64, Matrix};
+use crate::matrix::{as_f64, from_f64, Matrix, Scratch};
 use crate::scalar::Scalar;
 use pulp::{Arch, Simd, WithSimd};
 
@@ -947,11 +947,12 @@ pub(crate) fn live_arcs<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Vec
 /// largest and least `ḡ` (which give the largest `|ḡ − c_m|`, and so
 /// whether `c_m` stays); then, block by block of columns, a second writes
 /// `ḡ − c_m`. Both sweeps are branch-free, explicit `pulp` vectors down
-/// the rows of a block of columns. `O(n²)`, one allocation for the state
-/// besides the result. Taking the largest `|ḡ − c_m|` from the extremes,
-/// not from a sweep of its own (which also had to write the block again
-/// where `c_m` was dropped), took the call from 502.8k to 491.0k
-/// instructions at `n = 36` and from 52.9k to 51.7k at `n = 10`
+/// the rows of a block of columns. `O(n²)`; the state in this thread's
+/// scratch ([`Scratch`]), one allocation for the result. Taking the
+/// largest `|ḡ − c_m|` from the extremes, not from a sweep of its own
+/// (which also had to write the block again where `c_m` was dropped),
+/// took the call from 502.8k to 491.0k instructions at `n = 36` and from
+/// 52.9k to 51.7k at `n = 10`
 /// (`valgrind --tool=callgrind`, AVX2, `op_loop grad_entropy N R 0 f64`).
 /// At `n = 36` the centring and the estimate (`over_f64`) together went
 /// from 28.2% to 11.3% of the call (`perf record -e cpu-clock` of
@@ -1006,6 +1007,7 @@ impl WithSimd for CentredF64<'_> {
 /// rows, the block's per-column state in vector registers: per element
 /// three loads (two in the second sweep, and its store) and a few
 /// branch-free vector operations, no scalar remainder per row.
+/// The per-column state lives in this thread's scratch ([`Scratch`]).
 #[inline(always)]
 fn centred_f64_body<Sm: Simd>(
     simd: Sm,
@@ -1015,10 +1017,22 @@ fn centred_f64_body<Sm: Simd>(
     n1: usize,
     single: bool,
 ) -> Vec<f64> {
+    centred_f64_sweeps(simd, [seed, w, mu], n1, single, &mut Scratch::take())
+}
+
+/// The sweeps of [`centred_f64_body`] with its state in `state` (empty).
+#[inline(always)]
+fn centred_f64_sweeps<Sm: Simd>(
+    simd: Sm,
+    [seed, w, mu]: [&[f64]; 3],
+    n1: usize,
+    single: bool,
+    state: &mut Vec<f64>,
+) -> Vec<f64> {
     // Per column: [whether a word arc is allowed (1 or 0), first word seed, whether every later
     // word seed equals it (1 or 0), c, the largest |ḡ|]; the root arc's
     // seed and whether it is allowed are row 0.
-    let mut state = vec![0.0f64; 7 * n1];
+    state.resize(7 * n1, 0.0);
     let (count, rest) = state.split_at_mut(n1);
     let (first, rest) = rest.split_at_mut(n1);
     let (equal, rest) = rest.split_at_mut(n1);
@@ -1167,8 +1181,8 @@ fn max_kept<Sm: Simd>(simd: Sm, acc: Sm::f64s, x: Sm::f64s) -> Sm::f64s {
 /// relative to the norm: at least as conservative. Single-root the same
 /// pass sums the residuals of [`residual_accuracy`] (the same bits as its
 /// own pass, [`ColumnResiduals`], which read `w` and `v` again: 2.4% of
-/// `op_loop grad_entropy 36 20000 0 f64` in `perf`, AVX-512). `O(n²)`, one
-/// allocation.
+/// `op_loop grad_entropy 36 20000 0 f64` in `perf`, AVX-512). `O(n²)`, in
+/// this thread's scratch ([`Scratch`]): no allocation.
 fn over_f64<S: Scalar>(product: &DenseProduct<'_, S>) -> Option<Estimates> {
     let p = product;
     let (cs, w, x) = (as_f64(p.centred)?, as_f64(p.weights)?, as_f64(p.x)?);
@@ -1219,18 +1233,9 @@ impl WithSimd for OverF64<'_> {
 /// column as before (the same sums bit for bit whatever the lanes).
 #[inline(always)]
 fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> Estimates {
-    let OverF64 {
-        cs,
-        w,
-        x,
-        mu,
-        v,
-        n1,
-        ..
-    } = args;
+    let OverF64 { w, v, n1, .. } = args;
     let single = SINGLE;
-    let n = n1 - 1;
-    if n == 0 {
+    if n1 == 1 {
         let zero = VjpAccuracy {
             error: 0.0,
             norm: 0.0,
@@ -1252,8 +1257,32 @@ fn over_f64_body<Sm: Simd, const SINGLE: bool>(simd: Sm, args: OverF64<'_>) -> E
     // |X|ᵀ row by row, each read down a column of `X` (written in turn:
     // 4.5 instructions an entry against 9 for the scatter down the columns
     // of |X|ᵀ, `valgrind --tool=callgrind` on `cargo run --release -p
-    // spantree-bench --example abs_transpose 36 1000`).
-    let mut buf = Vec::with_capacity(n * n + 11 * n);
+    // spantree-bench --example abs_transpose 36 1000`). In this thread's
+    // scratch ([`Scratch`]): no allocation per call.
+    over_f64_columns::<Sm, SINGLE>(simd, args, &mut Scratch::take())
+}
+
+/// The sums of [`over_f64_body`] in `buf` (this thread's scratch, empty),
+/// reserved whole at once (a reserve of `n² + 11n` grown to `n² + 13n`
+/// had reallocated and copied `|X|ᵀ` on every call).
+#[inline(always)]
+fn over_f64_columns<Sm: Simd, const SINGLE: bool>(
+    simd: Sm,
+    args: OverF64<'_>,
+    buf: &mut Vec<f64>,
+) -> Estimates {
+    let OverF64 {
+        cs,
+        w,
+        x,
+        mu,
+        v,
+        n1,
+        ..
+    } = args;
+    let single = SINGLE;
+    let n = n1 - 1;
+    buf.reserve(n * n + 13 * n);
     for i in 0..n {
         buf.extend(x.chunks_exact(n).map(|xr| xr[i].abs()));
     }
