@@ -267,8 +267,8 @@ impl Factorization for Lu {
         // The column sums row by row (no strided access), each adding its
         // rows in order: the same sums as column by column, compiled for
         // the detected instruction set (it ran on SSE2 before), in this
-        // thread's scratch (`plain::Scratch`).
-        let mut column = crate::plain::Scratch::take();
+        // thread's scratch ([`Scratch`](spantree_core::matrix::Scratch)).
+        let mut column = spantree_core::matrix::Scratch::take();
         column.resize(n, 0.0);
         crate::kernel::arch().dispatch(ColumnSums {
             a: self.original.as_slice(),

@@ -6,9 +6,8 @@
 //! with zeros to a multiple of [`PAD`] columns, so that the updates of the
 //! factorisation and of the inverse are whole SIMD vectors.
 
-use std::cell::Cell;
-
 use pulp::{Arch, Simd, WithSimd};
+use spantree_core::matrix::Scratch;
 use spantree_core::Matrix;
 
 use crate::kernel::{arch, update, update_rows, Rows, PAD, ROWS};
@@ -878,59 +877,6 @@ fn padded_rows(x: &[f64], cols: usize, xs: &mut Vec<f64>) -> usize {
         xs.resize(xs.len() + padded - cols, 0.0);
     }
     padded
-}
-
-thread_local! {
-    /// The per-thread buffer of [`Scratch`].
-    static BUFFER: Cell<Vec<f64>> = const { Cell::new(Vec::new()) };
-}
-
-/// A scratch buffer of at most this many `f64` values (8 MB) is kept
-/// between calls; a larger one is freed after its call.
-const RETAIN: usize = 1 << 20;
-
-/// This thread's scratch vector, taken out of its cell until dropped (when
-/// it is put back, or freed if it grew past [`RETAIN`]): for the buffers
-/// that live for one call, which a corpus of short sentences allocated
-/// per sentence, in sizes that change from sentence to sentence, keeping
-/// the allocator in its slow path (pages retired and formed again).
-/// Empty when taken, with the capacity that earlier calls left; a nested
-/// take (or one while the thread is torn down) starts from a fresh
-/// vector, and the last one put back is kept. A guard rather than a
-/// closure, so that the vector bodies that take it keep their instruction
-/// set (a closure inside a `pulp` body is compiled without it).
-pub(crate) struct Scratch(Vec<f64>);
-
-impl Scratch {
-    /// Takes this thread's scratch, emptied.
-    pub(crate) fn take() -> Self {
-        let mut buf = BUFFER.try_with(Cell::take).unwrap_or_default();
-        buf.clear();
-        Scratch(buf)
-    }
-}
-
-impl std::ops::Deref for Scratch {
-    type Target = Vec<f64>;
-    fn deref(&self) -> &Vec<f64> {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Scratch {
-    fn deref_mut(&mut self) -> &mut Vec<f64> {
-        &mut self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if self.0.capacity() <= RETAIN {
-            let buf = std::mem::take(&mut self.0);
-            // Fails only while the thread is torn down: the buffer is dropped.
-            let _ = BUFFER.try_with(|cell| cell.set(buf));
-        }
-    }
 }
 
 /// The row stride of the factors of an `n × n` matrix: `n` rounded up to
