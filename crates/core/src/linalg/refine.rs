@@ -130,13 +130,15 @@ impl Residuals<'_> {
     /// groups of `G`: each weight is loaded once per group, and each
     /// accumulator takes its terms in the order of `h`, as row by row
     /// would (the same bits). The loop is bound by the throughput of the
-    /// adders, not by its `G` (+ `D`) chains of one sum each: a step of
-    /// `Dot2` is 8 sums and 2 products, 4 cycles on Zen 5's two adders,
-    /// and [`dot2_step`] moves 3 of the sums to the multipliers (0.219 →
-    /// 0.193 ns per weight and row at `n = 100`, 4 rows; 0.171 → 0.157 at
-    /// `n = 200`, 23 rows; in a test build). Two vectors of lanes a pass
-    /// (8 chains) took 0.31 ns, and `D` and the column sums in a pass of
-    /// their own 0.227: neither kept.
+    /// adders and of the issue, not by its `G` (+ `D`) chains of one sum
+    /// each: a step of `Dot2` is 8 sums and 2 products, 4 cycles on Zen
+    /// 5's two adders; [`dot2_step`] moves 3 of the sums to the
+    /// multipliers, and a group whose coefficients of row `h` are all
+    /// non-zero tests none (0.219 → 0.177 ns per weight and row at
+    /// `n = 100`, 4 rows; 0.171 → 0.142 at `n = 200`, 23 rows; a test
+    /// build, AVX-512). Not kept: two vectors of lanes a pass (8 chains,
+    /// 0.31 ns), `G = 8` (0.29), `D` and the column sums in a pass of
+    /// their own (0.227).
     #[inline(always)]
     fn swept<S: Simd, const G: usize>(self, simd: S) -> (Matrix<f64>, Matrix<f64>) {
         let w = self.weights;
@@ -185,6 +187,12 @@ impl Residuals<'_> {
                 };
             }
         }
+        // Whether a group's coefficients of row `h` are all non-zero, at
+        // `[h][g]`: then none is tested in the loop.
+        let full: Vec<bool> = coefficients
+            .chunks_exact(G)
+            .map(|cs| cs.iter().all(|&c| c != 0.0))
+            .collect();
         // D in double-double (the weights into each word, the root's
         // multi-root and in the row-sum form; D_0 = 0 where row 0 holds the
         // roots), the column sums (the root row's times 2^s in the row-sum
@@ -216,10 +224,17 @@ impl Residuals<'_> {
                         sums = simd.add_f64s(sums, simd.mul_f64s(size, a));
                     }
                     let cs = &coefficients[h * kp + g * G..][..G];
-                    for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
-                        if coefficient != 0.0 {
+                    if full[h * groups + g] {
+                        for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
                             let c = simd.splat_f64s(coefficient);
                             (*hv, *lv) = dot2_step(simd, a, c, *hv, *lv, units);
+                        }
+                    } else {
+                        for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
+                            if coefficient != 0.0 {
+                                let c = simd.splat_f64s(coefficient);
+                                (*hv, *lv) = dot2_step(simd, a, c, *hv, *lv, units);
+                            }
                         }
                     }
                 }
@@ -277,10 +292,11 @@ fn first_vector<S: Simd>(simd: S, s: &[f64]) -> S::f64s {
 /// One step of `Dot2`: `p = a b` with its rounding error by a fused
 /// multiply-add (exact), `hi + p = s + t` by Knuth's two-sum (exact), and
 /// the errors gathered in `lo`. With `units` (`±1`, opaque to the
-/// compiler), the three sums off the accumulators' chains, `s − hi`,
+/// compiler), three sums off the accumulators' chains, `hi − (s − bb)`,
 /// `p − bb` and `t + pe`, are fused multiply-adds by `±1`: the same sums
 /// rounded once (the same bits), on the multiply pipes that the step
-/// leaves idle.
+/// leaves idle (an operand of each is not used after it: the fused form,
+/// which overwrites one, needs no copy).
 #[inline(always)]
 fn dot2_step<S: Simd>(
     simd: S,
@@ -303,9 +319,9 @@ fn dot2_step<S: Simd>(
             (s, simd.add_f64s(lo, simd.add_f64s(t, pe)))
         }
         Some(Units { one, minus_one }) => {
-            let bb = simd.mul_add_f64s(hi, minus_one, s);
+            let bb = simd.sub_f64s(s, hi);
             let t = simd.add_f64s(
-                simd.sub_f64s(hi, simd.sub_f64s(s, bb)),
+                simd.mul_add_f64s(simd.sub_f64s(s, bb), minus_one, hi),
                 simd.mul_add_f64s(bb, minus_one, p),
             );
             (s, simd.add_f64s(lo, simd.mul_add_f64s(t, one, pe)))
