@@ -17,28 +17,9 @@
 //! for what still fails or when too many fail), against dense LU + the
 //! elimination's marginal pass.
 
-use spantree_bench::normal_graph;
-use spantree_core::{Engine, Factors, Graph, Rooting};
+use spantree_bench::{normal_graph, root_shifted};
+use spantree_core::{Engine, Factors, Rooting};
 use spantree_faer::Accurate;
-
-fn shifted(g: &Graph, shift: f64) -> Graph {
-    let n = g.n();
-    let rows: Vec<Vec<f64>> = (0..=n)
-        .map(|h| {
-            (0..=n)
-                .map(|m| {
-                    let v = *g.value(h, m, 0);
-                    if h == 0 {
-                        v + shift
-                    } else {
-                        v
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    Graph::from_scores(&rows).expect("valid")
-}
 
 /// Median µs of the default's `ln Z` + marginals at root shift `−40` against
 /// the dense path, and of the elimination's parts.
@@ -51,7 +32,7 @@ fn time(sizes: &[usize]) {
     println!("|---|---|---|---|---|---|");
     for &n in sizes {
         let (eliminated, dense) = elimination_against_dense(n, -40.0, Rooting::Single, 31, 1);
-        let g = shifted(&normal_graph(n, 2.0, 1), -40.0);
+        let g = root_shifted(&normal_graph(n, 2.0, 1), -40.0);
         let w = Accurate
             .prepare(&g, |&w| w)
             .expect("prepared")
@@ -139,7 +120,7 @@ fn main() {
                     let (mut refined_columns, mut columns) = (0, 0);
                     let graphs = 20;
                     for seed in 0..graphs {
-                        let g = shifted(&normal_graph(n, sigma, seed), shift);
+                        let g = root_shifted(&normal_graph(n, sigma, seed), shift);
                         let prepared = Accurate.prepare(&g, |&w| w).expect("prepared");
                         let f = Accurate.factorize(prepared.weights().clone(), rooting);
                         if f.is_certified() {

@@ -21,7 +21,7 @@
 
 use std::io::Write;
 
-use spantree_bench::normal_graph;
+use spantree_bench::{normal_graph, root_shifted};
 use spantree_core::laplacian::laplacian;
 use spantree_core::linalg::PartialPivLu;
 use spantree_core::{Dense, Engine, Factorization, Factors, Graph, Matrix, Rooting, Scalar};
@@ -29,25 +29,6 @@ use spantree_exact::{BigFloat, Exact};
 use spantree_faer::{Accurate, Lu};
 
 type Big = BigFloat<128>;
-
-fn shifted(g: &Graph, shift: f64) -> Graph {
-    let n = g.n();
-    let rows: Vec<Vec<f64>> = (0..=n)
-        .map(|h| {
-            (0..=n)
-                .map(|m| {
-                    let v = *g.value(h, m, 0);
-                    if h == 0 {
-                        v + shift
-                    } else {
-                        v
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    Graph::from_scores(&rows).expect("valid")
-}
 
 /// The entries an arc `h → j + 1` reads (`μ = w (a − b)`), as the test's
 /// definition: `(a, b)` indices into row `j` of `X`, `None` for zero.
@@ -126,7 +107,7 @@ fn main() {
         .flat_map(|r| [(12, 2.0, 0.0), (30, 4.0, -10.0)].map(|c| (r, c)))
     {
         let w = Accurate
-            .prepare(&shifted(&normal_graph(n, sigma, 3), shift), |&w| w)
+            .prepare(&root_shifted(&normal_graph(n, sigma, 3), shift), |&w| w)
             .expect("prepared")
             .weights()
             .clone();
@@ -177,7 +158,7 @@ fn main() {
                         first + n as u64..first + n as u64 + graphs
                     };
                     for seed in seeds {
-                        let g = shifted(&normal_graph(n, sigma, seed), shift);
+                        let g = root_shifted(&normal_graph(n, sigma, seed), shift);
                         let w = Accurate
                             .prepare(&g, |&w| w)
                             .expect("prepared")

@@ -51,6 +51,30 @@ pub fn normal_graph(n: usize, sigma: f64, seed: u64) -> Graph {
     Graph::from_scores(&rows).expect("generated scores are valid")
 }
 
+/// `g` with its root scores (row `0`) moved by `shift`, its other scores as
+/// they are (`−10`, `−40`: graphs whose dense LU loses its root weights).
+///
+/// # Panics
+/// If the shifted scores are invalid (they are not, for a finite shift).
+pub fn root_shifted(g: &Graph, shift: f64) -> Graph {
+    let n = g.n();
+    let rows: Vec<Vec<f64>> = (0..=n)
+        .map(|h| {
+            (0..=n)
+                .map(|m| {
+                    let v = *g.value(h, m, 0);
+                    if h == 0 {
+                        v + shift
+                    } else {
+                        v
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Graph::from_scores(&rows).expect("valid")
+}
+
 /// `features` sparse binary arc features: each arc fires about two of them.
 pub fn sparse_features(n: usize, features: usize, seed: u64) -> ArcFeatures<f64> {
     let mut rng = SplitMix64::new(seed);
