@@ -871,9 +871,10 @@ struct EntryWise<'a> {
     sweep: &'a mut [f64],
 }
 
-/// The state of one vector of lanes of [`EntryWise`]: per column, whether
-/// an entry failed (`1` or `0`), and the column sweep's largest marginal,
-/// sum and count of allowed arcs.
+/// The state of [`EntryWise`]'s columns, per column whether an entry failed
+/// (`1` or `0`), and the column sweep's largest marginal, sum and count of
+/// allowed arcs: of one vector of lanes (`V` a vector), or of every column
+/// (`V` a slice, the sweep's empty when it is not taken).
 #[derive(Clone, Copy)]
 struct Lanes<V> {
     failed: V,
@@ -919,6 +920,12 @@ impl WithSimd for EntryWise<'_> {
         } else {
             (&mut [], &mut [], &mut [])
         };
+        let mut state = Lanes {
+            failed,
+            top,
+            sum,
+            allowed,
+        };
         // The column of `X` row `h` reads, from the block that holds it.
         let mut column = |i: usize, block: &mut [f64]| -> std::ops::Range<usize> {
             let start = i - i % GATHERED_COLUMNS;
@@ -956,9 +963,7 @@ impl WithSimd for EntryWise<'_> {
                 );
                 let (o0, o1) = out[h * n1..(h + 2) * n1].split_at_mut(n1);
                 let rows = ([b0, b1], [w0, w1], [&mut o0[1..], &mut o1[1..]]);
-                entry_wise_rows(
-                    swept, simd, diagonal, rows.0, rows.1, rows.2, bound, failed, top, sum, allowed,
-                );
+                entry_wise_rows(swept, simd, diagonal, rows, bound, &mut state);
                 h += 2;
                 continue;
             }
@@ -982,29 +987,18 @@ impl WithSimd for EntryWise<'_> {
                 &w[h * n1 + 1..(h + 1) * n1],
                 &mut out[h * n1 + 1..(h + 1) * n1],
             );
-            let kept = set_back(h).then(|| (top[h - 1], sum[h - 1], allowed[h - 1]));
-            entry_wise_rows(
-                swept,
-                simd,
-                a,
-                [b],
-                [wr],
-                [or],
-                bound,
-                failed,
-                top,
-                sum,
-                allowed,
-            );
+            let kept =
+                set_back(h).then(|| (state.top[h - 1], state.sum[h - 1], state.allowed[h - 1]));
+            entry_wise_rows(swept, simd, a, ([b], [wr], [or]), bound, &mut state);
             if let Some((t, s, c)) = kept {
-                top[h - 1] = t.max(0.0);
-                sum[h - 1] = s + 0.0;
-                allowed[h - 1] = c;
+                state.top[h - 1] = t.max(0.0);
+                state.sum[h - 1] = s + 0.0;
+                state.allowed[h - 1] = c;
             }
             h += 1;
         }
         (0..n)
-            .filter(|&j| failed[j] == 1.0)
+            .filter(|&j| state.failed[j] == 1.0)
             .map(|j| j + 1)
             .collect()
     }
@@ -1086,27 +1080,24 @@ fn entry_wise(
     (mu, failed, sweep)
 }
 
+/// `R` rows of [`EntryWise`]: each row's `b`, weights and marginals.
+type Rows<'a, const R: usize> = ([&'a [f64]; R], [&'a [f64]; R], [&'a mut [f64]; R]);
+
 /// [`entry_wise_row`] with the column sweep taken or not as `swept` says:
 /// one branch per row (or pair of rows), each loop compiled for its case.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn entry_wise_rows<Sm: Simd, const R: usize>(
     swept: bool,
     simd: Sm,
     a: &[f64],
-    b: [&[f64]; R],
-    w: [&[f64]; R],
-    out: [&mut [f64]; R],
+    rows: Rows<'_, R>,
     bound: f64,
-    failed: &mut [f64],
-    top: &mut [f64],
-    sum: &mut [f64],
-    allowed: &mut [f64],
+    state: &mut Lanes<&mut [f64]>,
 ) {
     if swept {
-        entry_wise_row::<Sm, true, R>(simd, a, b, w, out, bound, failed, top, sum, allowed);
+        entry_wise_row::<Sm, true, R>(simd, a, rows, bound, state);
     } else {
-        entry_wise_row::<Sm, false, R>(simd, a, b, w, out, bound, failed, top, sum, allowed);
+        entry_wise_row::<Sm, false, R>(simd, a, rows, bound, state);
     }
 }
 
@@ -1116,19 +1107,13 @@ fn entry_wise_rows<Sm: Simd, const R: usize>(
 /// run one after the other on each vector of lanes, in order, the columns'
 /// state loaded and stored once for all of them (the same operations in
 /// the same order as one row at a time: the same bits).
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn entry_wise_row<Sm: Simd, const SWEEP: bool, const R: usize>(
     simd: Sm,
     a: &[f64],
-    b: [&[f64]; R],
-    w: [&[f64]; R],
-    out: [&mut [f64]; R],
+    (b, w, out): Rows<'_, R>,
     bound: f64,
-    failed: &mut [f64],
-    top: &mut [f64],
-    sum: &mut [f64],
-    allowed: &mut [f64],
+    state: &mut Lanes<&mut [f64]>,
 ) {
     let (bound, zero) = (simd.splat_f64s(bound), simd.splat_f64s(0.0));
     let (av, at) = Sm::as_simd_f64s(a);
@@ -1145,12 +1130,12 @@ fn entry_wise_row<Sm: Simd, const SWEEP: bool, const R: usize>(
         let (v, t) = Sm::as_mut_simd_f64s(o);
         (&mut v[..k_len], t)
     });
-    let (fv, ft) = Sm::as_mut_simd_f64s(failed);
+    let (fv, ft) = Sm::as_mut_simd_f64s(state.failed);
     let fv = &mut fv[..k_len];
     // The sweep's state (empty slices without `SWEEP`: zeros, never stored).
-    let (tv, tt) = Sm::as_mut_simd_f64s(top);
-    let (sv, st) = Sm::as_mut_simd_f64s(sum);
-    let (cv, ct) = Sm::as_mut_simd_f64s(allowed);
+    let (tv, tt) = Sm::as_mut_simd_f64s(state.top);
+    let (sv, st) = Sm::as_mut_simd_f64s(state.sum);
+    let (cv, ct) = Sm::as_mut_simd_f64s(state.allowed);
     let (tv, sv, cv) = if SWEEP {
         (&mut tv[..k_len], &mut sv[..k_len], &mut cv[..k_len])
     } else {
