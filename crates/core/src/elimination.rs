@@ -547,16 +547,6 @@ impl<P: NonNegative> Work<P> {
         }
     }
 
-    /// No graph: a buffer for [`Work::copy_from`].
-    fn empty() -> Self {
-        Work {
-            r: 0,
-            arcs: Vec::new(),
-            root: Vec::new(),
-            tiny: false,
-        }
-    }
-
     /// `self = other.clone()`, in `self`'s buffers (no allocation once they
     /// are large enough).
     fn copy_from(&mut self, other: &Self) {
@@ -3014,8 +3004,13 @@ fn gradient<P: NonNegative>(
     let mut tiny = work.tiny;
     // The first branch takes a copy in a spare graph's buffers, the second
     // the graph itself.
-    let mut copy = pass.spare.pop().unwrap_or_else(Work::empty);
-    copy.copy_from(&work);
+    let copy = match pass.spare.pop() {
+        Some(mut copy) => {
+            copy.copy_from(&work);
+            copy
+        }
+        None => work.clone(),
+    };
     tiny |= branch(copy, half..r, base, false, tiny, pass)?;
     tiny |= branch(work, 0..half, base, natural, tiny, pass)?;
     Ok(tiny)
@@ -3263,18 +3258,19 @@ fn finish<P: NonNegative>(
         // order of h ([`accumulate`]).
         let mut terms: [(&P, &[P]); 4] = [(&lower[0], &[]); 4];
         let mut t = 0;
-        for h in alive_after(k) {
-            let l = &lower[h];
-            if l.is_nil() {
-                continue;
+        let alive = alive_after(k);
+        // Row h of ν starts at `at`, stepped by `n` along the words alive.
+        let mut at = (base + alive.start - first) * n;
+        for l in &lower[alive] {
+            if !l.is_nil() {
+                terms[t] = (l, &rows[at + columns.start..at + columns.end]);
+                t += 1;
+                if t == terms.len() {
+                    accumulate(acc, &terms);
+                    t = 0;
+                }
             }
-            let at = (base + h - first) * n;
-            terms[t] = (l, &rows[at + columns.start..at + columns.end]);
-            t += 1;
-            if t == terms.len() {
-                accumulate(acc, &terms);
-                t = 0;
-            }
+            at += n;
         }
         accumulate(acc, &terms[..t]);
         let root_lower = &root_lowers[roots_at + i];
