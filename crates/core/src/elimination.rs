@@ -547,16 +547,6 @@ impl<P: NonNegative> Work<P> {
         }
     }
 
-    /// No graph: a buffer for [`Work::copy_from`].
-    fn empty() -> Self {
-        Work {
-            r: 0,
-            arcs: Vec::new(),
-            root: Vec::new(),
-            tiny: false,
-        }
-    }
-
     /// `self = other.clone()`, in `self`'s buffers (no allocation once they
     /// are large enough).
     fn copy_from(&mut self, other: &Self) {
@@ -682,16 +672,21 @@ impl<P: NonNegative> Work<P> {
             let (head, tail) = self.arcs.split_at_mut(rest.end * r);
             (&*tail, rest.end, head, 0)
         };
-        let y = |i: usize| {
+        // Row `i` of the block, restricted to the columns `rest`: sliced
+        // once per block, not once per row swept.
+        let mut y: [&[P]; FUSED_STEPS] = [&[]; FUSED_STEPS];
+        for (i, y) in y.iter_mut().enumerate().take(b) {
             let at = (word(i) - fixed_first) * r;
-            &fixed[at + rest.start..at + rest.end]
-        };
+            *y = &fixed[at + rest.start..at + rest.end];
+        }
         for h in rest.clone() {
             let mut terms: [(&P, &[P]); FUSED_STEPS] = [(&lowers[0], &[]); FUSED_STEPS];
             let mut t = 0;
-            for i in (0..b).filter(|&i| applied[i * r + h]) {
-                terms[t] = (&lowers[i * r + h], y(i));
-                t += 1;
+            for (i, &y) in y.iter().enumerate().take(b) {
+                if applied[i * r + h] {
+                    terms[t] = (&lowers[i * r + h], y);
+                    t += 1;
+                }
             }
             // The diagonal entry h → h is updated too and never read: one
             // contiguous row keeps the loop simple and vectorisable.
@@ -724,15 +719,16 @@ impl<P: NonNegative> Work<P> {
         // strided column instead of one (any order of a sum of non-negative
         // terms keeps its relative error below `(n − 1) ε`).
         let mut parts: [P; 4] = std::array::from_fn(|_| P::nil());
-        let mut rows = alive.clone();
-        while rows.len() >= 4 {
-            for part in &mut parts {
-                let h = rows.next().unwrap_or(k);
-                *part = part.plus(&self.arcs[h * r + k]);
+        let column = &self.arcs[k..];
+        let mut h = alive.start;
+        while h + 4 <= alive.end {
+            for (j, part) in parts.iter_mut().enumerate() {
+                *part = part.plus(&column[(h + j) * r]);
             }
+            h += 4;
         }
-        for h in rows {
-            parts[0] = parts[0].plus(&self.arcs[h * r + k]);
+        for h in h..alive.end {
+            parts[0] = parts[0].plus(&column[h * r]);
         }
         let [a, b, c, d] = parts;
         let in_weight = a.plus(&b).plus(&c.plus(&d));
@@ -822,19 +818,28 @@ impl<P: NonNegative> Work<P> {
                 ..(later.end - first_row) * r + alive.start;
             for (h, row) in (later.start..).zip(rows[whole].chunks_mut(r)) {
                 if applied[h] {
-                    accumulate(&mut row[..alive.len()], &[(&lower[h], row_k)]);
+                    // `accumulate` with one term, inlined.
+                    let l = &lower[h];
+                    for (x, y) in row[..alive.len()].iter_mut().zip(row_k) {
+                        x.add_product(l, y);
+                    }
                 }
             }
             if !later.is_empty() {
                 let y = &row_k[later.start - alive.start..later.end - alive.start];
                 // `later` is at one end of `alive`: the other rows are the
                 // rest of it, in increasing order.
-                let others = (alive.start..later.start).chain(later.end..alive.end);
-                for h in others.filter(|&h| applied[h]) {
-                    let at = (h - first_row) * r;
-                    let row = &mut rows[at + later.start..at + later.end];
-                    for (x, y) in row.iter_mut().zip(y) {
-                        x.add_product(&lower[h], y);
+                for others in [alive.start..later.start, later.end..alive.end] {
+                    for h in others {
+                        if !applied[h] {
+                            continue;
+                        }
+                        let l = &lower[h];
+                        let at = (h - first_row) * r;
+                        let row = &mut rows[at + later.start..at + later.end];
+                        for (x, y) in row.iter_mut().zip(y) {
+                            x.add_product(l, y);
+                        }
                     }
                 }
             }
@@ -885,19 +890,26 @@ struct Scratch<P> {
     lowers: Vec<P>,
 }
 
-impl<P> Scratch<P> {
+impl<P: NonNegative> Scratch<P> {
     fn new() -> Self {
-        Self::for_words(0)
+        Scratch {
+            suffix: Vec::new(),
+            applied: Vec::new(),
+            lowers: Vec::new(),
+        }
     }
 
-    /// Buffers large enough for any step on at most `r` words: no buffer
-    /// grows (and reallocates) during the pass, which on small graphs
-    /// (`n ≤ 20`, one product per sentence) cost a few percent.
+    /// Buffers large enough for any step of a marginal pass on at most `r`
+    /// words: no buffer grows (and reallocates) during the pass, which on
+    /// small graphs (`n ≤ 20`, one product per sentence) cost a few
+    /// percent. None is allocated that the pass never uses: the suffix
+    /// sums when [`NonNegative::FRACTION_READS_REST`] is off, and `lowers`
+    /// (the pass keeps every step's multipliers on its own stack).
     fn for_words(r: usize) -> Self {
         Scratch {
-            suffix: Vec::with_capacity(r + 1),
+            suffix: Vec::with_capacity(if P::FRACTION_READS_REST { r + 1 } else { 0 }),
             applied: Vec::with_capacity(FUSED_STEPS * r),
-            lowers: Vec::with_capacity(FUSED_STEPS * r),
+            lowers: Vec::new(),
         }
     }
 }
@@ -1179,20 +1191,22 @@ fn checked_marginals_with<P: NonNegative>(
 fn weighted<P: NonNegative>(weights: &Matrix<P>, nu: &[P], root_nu: &[P]) -> Matrix<P> {
     let n1 = weights.rows();
     let n = n1 - 1;
-    let mut out = Vec::with_capacity(n1 * n1);
-    for (h, w) in weights.as_slice().chunks_exact(n1).enumerate() {
+    let mut out = vec![P::nil(); n1 * n1];
+    let rows = out
+        .chunks_exact_mut(n1)
+        .zip(weights.as_slice().chunks_exact(n1));
+    for (h, (out, w)) in rows.enumerate() {
         let nu_row = if h == 0 {
             root_nu
         } else {
             &nu[(h - 1) * n..h * n]
         };
-        out.push(P::nil());
-        for (m, (w, x)) in w[1..].iter().zip(nu_row).enumerate() {
-            out.push(if m + 1 == h || w.is_nil() {
-                P::nil()
-            } else {
-                w.times(x)
-            });
+        // Whole rows without a test of the diagonal, which is reset after.
+        for ((o, w), x) in out[1..].iter_mut().zip(&w[1..]).zip(nu_row) {
+            *o = if w.is_nil() { P::nil() } else { w.times(x) };
+        }
+        if h > 0 {
+            out[h] = P::nil();
         }
     }
     Matrix::from_row_major(n1, n1, out)
@@ -2990,8 +3004,13 @@ fn gradient<P: NonNegative>(
     let mut tiny = work.tiny;
     // The first branch takes a copy in a spare graph's buffers, the second
     // the graph itself.
-    let mut copy = pass.spare.pop().unwrap_or_else(Work::empty);
-    copy.copy_from(&work);
+    let copy = match pass.spare.pop() {
+        Some(mut copy) => {
+            copy.copy_from(&work);
+            copy
+        }
+        None => work.clone(),
+    };
     tiny |= branch(copy, half..r, base, false, tiny, pass)?;
     tiny |= branch(work, 0..half, base, natural, tiny, pass)?;
     Ok(tiny)
@@ -3239,18 +3258,19 @@ fn finish<P: NonNegative>(
         // order of h ([`accumulate`]).
         let mut terms: [(&P, &[P]); 4] = [(&lower[0], &[]); 4];
         let mut t = 0;
-        for h in alive_after(k) {
-            let l = &lower[h];
-            if l.is_nil() {
-                continue;
+        let alive = alive_after(k);
+        // Row h of ν starts at `at`, stepped by `n` along the words alive.
+        let mut at = (base + alive.start - first) * n;
+        for l in &lower[alive] {
+            if !l.is_nil() {
+                terms[t] = (l, &rows[at + columns.start..at + columns.end]);
+                t += 1;
+                if t == terms.len() {
+                    accumulate(acc, &terms);
+                    t = 0;
+                }
             }
-            let at = (base + h - first) * n;
-            terms[t] = (l, &rows[at + columns.start..at + columns.end]);
-            t += 1;
-            if t == terms.len() {
-                accumulate(acc, &terms);
-                t = 0;
-            }
+            at += n;
         }
         accumulate(acc, &terms[..t]);
         let root_lower = &root_lowers[roots_at + i];
