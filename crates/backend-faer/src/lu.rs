@@ -223,8 +223,8 @@ impl fmt::Debug for Lu {
     }
 }
 
-/// `column[k] += |a[i][k]|` over the rows `i` of the row-major `a` in
-/// order, `column.len()` wide, under one instruction-set dispatch: strips
+/// `column[k] = Σ_i |a[i][k]|` (from `+0`) over the rows `i` of the
+/// row-major `a` in order, `column.len()` wide, under one instruction-set dispatch: strips
 /// of up to [`STRIP_BLOCKS`] blocks of whole vectors, each strip's sums in
 /// vector registers down the rows (no store and reload from one row to the
 /// next), the last block moved back over columns it sums again the same
@@ -280,7 +280,9 @@ fn column_strip<S: pulp::Simd, const B: usize>(
     let (n, lanes) = (column.len(), S::F64_LANES);
     let at: [usize; B] = std::array::from_fn(|b| ((first + b) * lanes).min(n - lanes));
     let load = |s: &[f64], at: usize| S::as_simd_f64s(&s[at..at + lanes]).0[0];
-    let mut sums: [S::f64s; B] = std::array::from_fn(|b| load(column, at[b]));
+    // From zero, not from `column`: a block moved back over columns of an
+    // earlier strip would add their sums twice.
+    let mut sums: [S::f64s; B] = [simd.splat_f64s(0.0); B];
     for row in a.chunks_exact(n) {
         for b in 0..B {
             sums[b] = simd.add_f64s(sums[b], simd.abs_f64s(load(row, at[b])));
