@@ -9,8 +9,8 @@ use std::any::Any;
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::graph::Rooting;
-use crate::linalg::exp_row;
-use crate::matrix::Matrix;
+use crate::linalg::{exp_row, load_lanes, store_lanes, ColumnBody, Narrow};
+use crate::matrix::{from_f64, Matrix};
 use crate::scalar::Scalar;
 
 /// The Laplacian whose determinant is `Z` for `rooting`.
@@ -29,100 +29,129 @@ use crate::scalar::Scalar;
 /// ```
 pub fn laplacian<S: Scalar>(weights: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
     let n = weights.rows() - 1;
-    let mut l = Matrix::zeros(n, n);
-    let f64s = (
-        (weights as &dyn Any).downcast_ref::<Matrix<f64>>(),
-        (&mut l as &mut dyn Any).downcast_mut::<Matrix<f64>>(),
-    );
-    if let (Some(weights), Some(out)) = f64s {
-        // `f64`: the same loops compiled for the detected instruction set
-        // (AVX-512 or AVX2 lanes rather than SSE2's two): the same sums.
-        Arch::new().dispatch(LaplacianRows {
-            weights: weights.as_slice(),
+    if let Some(w) = (weights as &dyn Any).downcast_ref::<Matrix<f64>>() {
+        // `f64`: the same sums in vector registers, compiled for the
+        // detected instruction set.
+        let rows = Arch::new().dispatch(Narrow(LaplacianRows {
+            weights: w.as_slice(),
             n,
             rooting,
-            out: out.as_mut_slice(),
-        });
-    } else {
-        laplacian_rows(weights.as_slice(), n, rooting, l.as_mut_slice());
+        }));
+        if let Some(l) = from_f64(Matrix::from_row_major(n, n, rows)) {
+            return l;
+        }
     }
+    let mut l = Matrix::zeros(n, n);
+    laplacian_rows(weights.as_slice(), n, rooting, l.as_mut_slice());
     l
 }
 
-/// [`laplacian`] of `f64` weights under one instruction-set dispatch.
+/// [`laplacian`] of `f64` weights (`(n+1)²`, row-major) under one
+/// instruction-set dispatch: returns the `n × n` Laplacian row-major.
+#[derive(Clone, Copy)]
 struct LaplacianRows<'a> {
     weights: &'a [f64],
     n: usize,
     rooting: Rooting,
-    out: &'a mut [f64],
 }
 
-impl WithSimd for LaplacianRows<'_> {
-    type Output = ();
+/// How many blocks of columns [`LaplacianRows`] keeps in vector registers
+/// down the rows: `4` (32 columns with AVX-512, 16 with AVX2).
+const STRIP_BLOCKS: usize = 4;
 
-    /// Row by row, whole vectors: each row's negation into its Laplacian
-    /// row and its entries into the column sums, the diagonal lane (a
-    /// self-loop) replaced by `−0` (`x + (−0) = x` for every `x`: the sums
-    /// of the definition, bit for bit) with a select rather than by
-    /// splitting the row around it, so that the sums are loaded and stored
-    /// as whole vectors at the same offsets in every row (a load that
-    /// straddles two earlier stores is not forwarded from them and waits
-    /// for them to retire).
+impl ColumnBody for LaplacianRows<'_> {
+    type Output = Vec<f64>;
+
+    fn columns(&self) -> usize {
+        self.n
+    }
+
+    /// Strips of up to [`STRIP_BLOCKS`] blocks of columns
+    /// ([`column_blocks`](crate::linalg::column_blocks)), each strip's column sums held in vector
+    /// registers down the rows (no store and reload of the sums from one
+    /// row to the next, no partial vector: the last block moved back over
+    /// columns it computes again the same way), each row's negation stored
+    /// into its Laplacian row. The diagonal lane (a self-loop) is replaced
+    /// by `−0` (`x + (−0) = x` for every `x`: the sums of the definition,
+    /// bit for bit, the root weight first multi-root, then `h = 1, 2, …`),
+    /// and overwritten by its column's sum after the strip.
     #[inline(always)]
-    fn with_simd<Sm: Simd>(self, simd: Sm) {
+    fn body<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
         let LaplacianRows {
             weights,
             n,
             rooting,
-            out,
         } = self;
-        let n1 = n + 1;
-        let multi = rooting == Rooting::Multi;
-        let lanes = core::mem::size_of::<Sm::f64s>() / core::mem::size_of::<f64>();
-        let mut sums = vec![0.0; n.div_ceil(lanes) * lanes];
+        let mut out = vec![0.0; n * n];
         if n == 0 {
-            return;
+            return out;
         }
-        let root = &weights[1..n1];
-        if multi {
-            sums[..n].copy_from_slice(root);
-        } else {
-            out[..n].copy_from_slice(root);
-        }
-        let minus_zero = simd.splat_f64s(-0.0);
-        let iota: [f64; 16] = core::array::from_fn(|i| i as f64);
-        let iota = Sm::as_simd_f64s(&iota)
-            .0
-            .first()
-            .copied()
-            .unwrap_or(minus_zero);
-        for h in 1..=n {
-            let (w_v, w_t) = Sm::as_simd_f64s(&weights[h * n1 + 1..(h + 1) * n1]);
-            let tail = simd.partial_load_f64s(w_t);
-            let diagonal = simd.splat_f64s((h - 1) as f64);
+        let multi = rooting == Rooting::Multi;
+        if !multi {
             // Row 0 of the single-root Laplacian holds the root weights.
-            let store = h > 1 || multi;
-            let (s_v, _) = Sm::as_mut_simd_f64s(&mut sums);
-            let (o_v, o_t) = Sm::as_mut_simd_f64s(&mut out[(h - 1) * n..h * n]);
-            let mut o_v = o_v.iter_mut();
-            let mut w_v = w_v.iter();
-            let mut first = 0.0;
-            for s in s_v.iter_mut() {
-                let w = w_v.next().copied().unwrap_or(tail);
-                let lane = simd.add_f64s(iota, simd.splat_f64s(first));
-                first += lanes as f64;
-                let w = simd.select_f64s(simd.equal_f64s(lane, diagonal), minus_zero, w);
-                *s = simd.add_f64s(*s, w);
-                if store {
-                    match o_v.next() {
-                        Some(o) => *o = simd.neg_f64s(w),
-                        None => simd.partial_store_f64s(o_t, simd.neg_f64s(w)),
-                    }
-                }
+            out[..n].copy_from_slice(&weights[1..n + 1]);
+        }
+        let blocks = n.div_ceil(Sm::F64_LANES);
+        let mut first = 0;
+        while first < blocks {
+            let strip = (blocks - first).min(STRIP_BLOCKS);
+            let args = (simd, weights, n, multi, first, &mut out[..]);
+            match strip {
+                1 => laplacian_strip::<Sm, 1>(args),
+                2 => laplacian_strip::<Sm, 2>(args),
+                3 => laplacian_strip::<Sm, 3>(args),
+                _ => laplacian_strip::<Sm, STRIP_BLOCKS>(args),
+            }
+            first += strip;
+        }
+        out
+    }
+}
+
+/// `B` blocks of [`LaplacianRows`] from block `first` on: their column
+/// sums in `B` vector registers down the rows `h = 1..=n`, then written
+/// onto the diagonal.
+#[inline(always)]
+fn laplacian_strip<Sm: Simd, const B: usize>(
+    (simd, weights, n, multi, first, out): (Sm, &[f64], usize, bool, usize, &mut [f64]),
+) {
+    let (n1, lanes) = (n + 1, Sm::F64_LANES);
+    let at: [usize; B] = core::array::from_fn(|b| ((first + b) * lanes).min(n - lanes));
+    let iota: [f64; 16] = core::array::from_fn(|i| i as f64);
+    let iota = load_lanes(simd, &iota, 0);
+    let column: [Sm::f64s; B] =
+        core::array::from_fn(|b| simd.add_f64s(iota, simd.splat_f64s(at[b] as f64)));
+    let minus_zero = simd.splat_f64s(-0.0);
+    let root = &weights[1..n1];
+    let mut sums: [Sm::f64s; B] = core::array::from_fn(|b| {
+        if multi {
+            load_lanes(simd, root, at[b])
+        } else {
+            simd.splat_f64s(0.0)
+        }
+    });
+    for h in 1..=n {
+        let row = &weights[h * n1 + 1..(h + 1) * n1];
+        let diagonal = simd.splat_f64s((h - 1) as f64);
+        let store = h > 1 || multi;
+        let lr = &mut out[(h - 1) * n..h * n];
+        for b in 0..B {
+            let w = load_lanes(simd, row, at[b]);
+            let w = simd.select_f64s(simd.equal_f64s(column[b], diagonal), minus_zero, w);
+            sums[b] = simd.add_f64s(sums[b], w);
+            if store {
+                store_lanes(simd, lr, at[b], simd.neg_f64s(w));
             }
         }
-        for (m, &d) in sums[..n].iter().enumerate().skip(usize::from(!multi)) {
-            out[m * n + m] = d;
+    }
+    for b in 0..B {
+        let mut lane = [0.0f64; 16];
+        store_lanes(simd, &mut lane, 0, sums[b]);
+        for (i, &d) in lane[..lanes].iter().enumerate() {
+            let m = at[b] + i;
+            if multi || m > 0 {
+                out[m * n + m] = d;
+            }
         }
     }
 }
@@ -461,33 +490,60 @@ mod tests {
     /// `exp_differences` and `laplacian`: the same roundings in the same
     /// order, so bit for bit, for every `n` up to 21 (every vector
     /// remainder) and both rootings, with and without the weights.
-    /// The definition, column by column (the root weight first multi-root,
-    /// then `h = 1, 2, …`), bit for bit, on weights whose diagonal and
-    /// column `0` are not zero: a self-loop is no arc and is ignored.
+    /// `l` against the Laplacian's definition, column by column (the root
+    /// weight first multi-root, then `h = 1, 2, …`), bit for bit.
+    fn assert_definition(w: &Matrix<f64>, rooting: Rooting, l: &Matrix<f64>) {
+        let n = w.rows() - 1;
+        for m in 1..=n {
+            let mut d = match rooting {
+                Rooting::Multi => w[(0, m)],
+                Rooting::Single => 0.0,
+            };
+            for h in (1..=n).filter(|&h| h != m) {
+                d += w[(h, m)];
+                // Single-root, row `0` holds the root weights.
+                if rooting == Rooting::Multi || h > 1 {
+                    assert_eq!(l[(h - 1, m - 1)].to_bits(), (-w[(h, m)]).to_bits());
+                }
+            }
+            if rooting == Rooting::Multi || m > 1 {
+                assert_eq!(l[(m - 1, m - 1)].to_bits(), d.to_bits(), "{n} {rooting:?}");
+            }
+            if rooting == Rooting::Single {
+                assert_eq!(l[(0, m - 1)], w[(0, m)]);
+            }
+        }
+    }
+
+    /// The definition, bit for bit, on weights whose diagonal and column
+    /// `0` are not zero (a self-loop is no arc and is ignored), for every
+    /// `n` up to 19, under the dispatched instruction set.
     #[test]
     fn laplacian_is_its_definition() {
         for n in 1..=19 {
             let w = matrix(n + 1, n + 1, 5 + n as u64).map(|x| x.abs());
             for rooting in Rooting::ALL {
-                let l = laplacian(&w, rooting);
-                for m in 1..=n {
-                    let mut d = match rooting {
-                        Rooting::Multi => w[(0, m)],
-                        Rooting::Single => 0.0,
-                    };
-                    for h in (1..=n).filter(|&h| h != m) {
-                        d += w[(h, m)];
-                        // Single-root, row `0` holds the root weights.
-                        if rooting == Rooting::Multi || h > 1 {
-                            assert_eq!(l[(h - 1, m - 1)].to_bits(), (-w[(h, m)]).to_bits());
-                        }
-                    }
-                    if rooting == Rooting::Multi || m > 1 {
-                        assert_eq!(l[(m - 1, m - 1)].to_bits(), d.to_bits(), "{n} {rooting:?}");
-                    }
-                    if rooting == Rooting::Single {
-                        assert_eq!(l[(0, m - 1)], w[(0, m)]);
-                    }
+                assert_definition(&w, rooting, &laplacian(&w, rooting));
+            }
+        }
+    }
+
+    /// The `f64` body under every instruction set (scalar, 4 and 8 lanes),
+    /// bit for bit the definition: every strip width, the block moved
+    /// back over columns already summed, several strips (`n` up to 70),
+    /// the scalar path below one vector.
+    #[test]
+    fn laplacian_rows_are_the_definition_at_every_width() {
+        for n in (1..=40).chain([63, 64, 65, 70]) {
+            let w = matrix(n + 1, n + 1, 17 + n as u64).map(|x| x.abs());
+            for rooting in Rooting::ALL {
+                let op = Narrow(LaplacianRows {
+                    weights: w.as_slice(),
+                    n,
+                    rooting,
+                });
+                for rows in crate::testing::by_lanes(op) {
+                    assert_definition(&w, rooting, &Matrix::from_row_major(n, n, rows));
                 }
             }
         }

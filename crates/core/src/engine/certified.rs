@@ -241,11 +241,14 @@ pub struct Certified<F: Factorization<Scalar = f64>> {
     dense_ln_abs_det: (Sign, f64),
     /// The estimated relative error of an entry of `X`, when certified.
     entry_error: f64,
-    eliminated: OnceLock<Eliminated<f64, F>>,
+    /// The elimination, formed on first use (boxed, as `row_sum`: the
+    /// certified factors, moved from their constructor into the model,
+    /// stay a few hundred bytes rather than two kilobytes).
+    eliminated: OnceLock<Box<Eliminated<f64, F>>>,
     /// Multi-root, when the dense LU of `L` is not certified: the certified
     /// LU of the row-sum form `M` ([`RowSum`]), which answers `ln Z` and
     /// tries the marginals.
-    row_sum: Option<RowSum<F>>,
+    row_sum: Option<Box<RowSum<F>>>,
     /// The marginals, whether they came from the dense inverse, how many
     /// of their columns the elimination recomputed, and how many were
     /// refined ([`Certified::refined_columns`]).
@@ -301,7 +304,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         let weights = given.as_ref().unwrap_or_else(|| dense.weights());
         let n = weights.rows().saturating_sub(1);
         let row_sum = if !certified && rooting == Rooting::Multi {
-            RowSum::certified(weights, factorize)
+            RowSum::certified(weights, factorize).map(Box::new)
         } else {
             None
         };
@@ -379,7 +382,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
         self.eliminated.get_or_init(|| {
             let (weights, rooting) = (self.given().clone(), self.dense.rooting());
             if !self.certified && self.row_sum.is_none() {
-                return Eliminated::new(weights, rooting, self.factorize);
+                return Box::new(Eliminated::new(weights, rooting, self.factorize));
             }
             // ln Z is certified (by the LU of L or of its row-sum form): no
             // forward elimination for it, and the marginals, if they were
@@ -397,7 +400,13 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
                 .filter(|(mu, dense, _, _)| !dense || mu.is_ok())
                 .map(|(mu, _, _, _)| mu.clone());
             let (_, log_z) = self.ln_abs_det();
-            Eliminated::with_log_partition(weights, rooting, self.factorize, log_z, marginals)
+            Box::new(Eliminated::with_log_partition(
+                weights,
+                rooting,
+                self.factorize,
+                log_z,
+                marginals,
+            ))
         })
     }
 
