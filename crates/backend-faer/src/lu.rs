@@ -419,7 +419,7 @@ impl Factorization for Lu {
 
     /// `X B X` for `X = A⁻¹`: on faer's kernel, its blocked solve and
     /// product; on the plain one, a solve and a row-major product through
-    /// the same SIMD kernel ([`Lu::sandwich`]). `4n³` flops.
+    /// the same SIMD kernel (`Lu::sandwich`). `4n³` flops.
     ///
     /// # Errors
     /// [`Numerical::Singular`] at the first zero pivot.
@@ -432,7 +432,7 @@ impl Factorization for Lu {
     /// (`PlainLu::matmul_in_place`; a `B` that is not square: the product
     /// stores its rows as columns as it forms them,
     /// `PlainLu::matmul_transposed`); on faer the sandwich transposed
-    /// ([`Lu::sandwich`]). `4n³` flops.
+    /// (`Lu::sandwich`). `4n³` flops.
     ///
     /// # Errors
     /// [`Numerical::Singular`] at the first zero pivot.

@@ -16,7 +16,7 @@ thread_local! {
 const RETAIN: usize = 1 << 20;
 
 /// This thread's scratch vector, taken out of its cell until dropped (when
-/// it is put back, or freed if it grew past [`RETAIN`]): for the buffers
+/// it is put back, or freed if it grew past `RETAIN`, 8 MB): for the buffers
 /// that live for one call, which a corpus of short sentences allocated
 /// per sentence, in sizes that change from sentence to sentence, keeping
 /// the allocator in its slow path (pages retired and formed again).

@@ -3,7 +3,7 @@
 //! The native half of the Python package `spantree` (the module
 //! `spantree._spantree`; the Python half in `python/spantree` shapes the
 //! arrays, builds `fractions.Fraction`s and raises the exceptions). One
-//! class, [`Batch`]: a batch of sentence graphs, validated once on a
+//! class, `Batch`: a batch of sentence graphs, validated once on a
 //! backend chosen by name, that answers many questions. The first question
 //! factorises graph by graph (each item factorised, then all its questions
 //! answered while its factors are in cache, float answers written straight
