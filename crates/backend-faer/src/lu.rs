@@ -492,10 +492,6 @@ mod tests {
         )
     }
 
-    /// `ln_det_error`, whose column sums now run under the instruction-set
-    /// dispatch ([`ColumnSums`]), is its definition `ε Σ_k c_k / |u_kk|`,
-    /// `c_k = Σ_i |A[i][k]|` summed column by column down the rows, bit
-    /// for bit, on both kernels.
     /// [`ColumnSums`] under every instruction set (scalar, AVX2 and the
     /// detected one): the column sums `Σ_i |A[i][k]|` down the rows, bit
     /// for bit, at every width and strip (`n` up to 70).
@@ -520,6 +516,10 @@ mod tests {
         }
     }
 
+    /// `ln_det_error`, whose column sums now run under the instruction-set
+    /// dispatch ([`ColumnSums`]), is its definition `ε Σ_k c_k / |u_kk|`,
+    /// `c_k = Σ_i |A[i][k]|` summed column by column down the rows, bit
+    /// for bit, on both kernels.
     #[test]
     fn ln_det_error_is_its_definition() {
         for n in (1..=41).chain([64, 67]) {
