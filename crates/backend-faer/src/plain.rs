@@ -757,18 +757,9 @@ impl WithSimd for Run<'_> {
                     return;
                 }
                 // As `Product`'s groups, `X` padded once if its rows are
-                // not whole vectors; both in this thread's scratch.
-                let whole = n % S::F64_LANES == 0;
+                // not whole vectors.
                 let mut buf = Scratch::take();
-                let padded = if whole {
-                    n
-                } else {
-                    padded_rows(x, n, &mut buf)
-                };
-                let at = buf.len();
-                buf.resize(at + ROWS * padded, 0.0);
-                let (xs, scratch) = buf.split_at_mut(at);
-                let xs: &[f64] = if whole { x } else { xs };
+                let (xs, padded, scratch) = padded_with_scratch::<S>(x, n, &mut buf);
                 for group in b.chunks_mut(ROWS * n) {
                     let scratch = &mut scratch[..group.len() / n * padded];
                     scratch.fill(0.0);
@@ -801,17 +792,8 @@ impl WithSimd for Run<'_> {
                 // once if its rows are not (no masked tails; the same sums
                 // per entry as row by row), then stored as rows of the
                 // result or, transposed, as its columns.
-                // Both in this thread's scratch ([`Scratch`]).
                 let mut buf = Scratch::take();
-                let padded = if whole {
-                    cols
-                } else {
-                    padded_rows(x, cols, &mut buf)
-                };
-                let at = buf.len();
-                buf.resize(at + ROWS * padded, 0.0);
-                let (xs, scratch) = buf.split_at_mut(at);
-                let xs: &[f64] = if whole { x } else { xs };
+                let (xs, padded, scratch) = padded_with_scratch::<S>(x, cols, &mut buf);
                 product_groups(simd, out, b, inner, (xs, cols, padded), transposed, scratch);
             }
         }
@@ -864,6 +846,28 @@ fn product_groups<S: Simd>(
             }
         }
     }
+}
+
+/// `X` (row-major, rows of `cols`) as rows of whole vectors for the
+/// multi-row tiles, and a scratch of [`ROWS`] such rows after it, both in
+/// `buf` (this thread's [`Scratch`]): `x` itself when its rows are whole
+/// vectors, else padded with zeros ([`padded_rows`]). Returns `X`, its
+/// padded width and the scratch. `O(|x|)`.
+fn padded_with_scratch<'a, S: Simd>(
+    x: &'a [f64],
+    cols: usize,
+    buf: &'a mut Vec<f64>,
+) -> (&'a [f64], usize, &'a mut [f64]) {
+    let whole = cols % S::F64_LANES == 0;
+    let padded = if whole {
+        cols
+    } else {
+        padded_rows(x, cols, buf)
+    };
+    let at = buf.len();
+    buf.resize(at + ROWS * padded, 0.0);
+    let (xs, scratch) = buf.split_at_mut(at);
+    (if whole { x } else { xs }, padded, scratch)
 }
 
 /// The row-major `x` (rows of `cols`) with each row padded with zeros to
