@@ -12,7 +12,7 @@ use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
 use crate::linalg::refine::{corrections, residuals, Corrections, Form};
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, Scratch};
 use crate::scalar::Sign;
 use pulp::{Arch, Simd, WithSimd};
 
@@ -868,7 +868,7 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
 /// column sweep of the marginals it writes, in the same order, the same
 /// bits: per column the largest marginal, their sum and the count of
 /// allowed arcs, over `h ≠ m`. Returns the words with a failing entry.
-/// `O(n²)`, one allocation of `(3 + GATHERED_COLUMNS) n` besides `out`
+/// `O(n²)`, `(3 + GATHERED_COLUMNS) n` of the thread's [`Scratch`] besides `out`
 /// (whose column `0` it leaves as it is).
 struct EntryWise<'a> {
     x: &'a [f64],
@@ -914,7 +914,8 @@ impl WithSimd for EntryWise<'_> {
         // The diagonal read (none single-root into word 1), zeros, per word
         // whether an entry failed, and the block of columns of `X` holding
         // the one the row reads (transposed: each a row of `n`).
-        let mut buf = vec![0.0f64; (3 + GATHERED_COLUMNS) * n];
+        let mut buf = Scratch::take();
+        buf.resize((3 + GATHERED_COLUMNS) * n, 0.0);
         let (diagonal, rest) = buf.split_at_mut(n);
         let (zeros, rest) = rest.split_at_mut(n);
         let (failed, block) = rest.split_at_mut(n);

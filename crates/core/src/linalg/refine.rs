@@ -37,7 +37,7 @@ use pulp::{Arch, Simd, WithSimd};
 
 use crate::elimination::PowerOfTwo;
 use crate::graph::Rooting;
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, Scratch};
 
 /// The matrix, given by the weights, whose inverse's rows are refined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,9 +136,14 @@ impl Residuals<'_> {
     /// multipliers, and a group whose coefficients of row `h` are all
     /// non-zero tests none (0.219 → 0.177 ns per weight and row at
     /// `n = 100`, 4 rows; 0.171 → 0.142 at `n = 200`, 23 rows; a test
-    /// build, AVX-512). Not kept: two vectors of lanes a pass (8 chains,
-    /// 0.31 ns), `G = 8` (0.29), `D` and the column sums in a pass of
-    /// their own (0.227).
+    /// build, AVX-512). A last group of fewer than `G` rows (`k = 2` or
+    /// `3` at `n = 50` single-root) has as many accumulators, compiled for
+    /// its size ([`WeightSweep::group`]), rather than padded rows whose zero
+    /// coefficients were tested in the loop (the residuals 9.9% → 8.7% of
+    /// accurate `ln Z` + marginals at `n = 50`, perf; the temporaries in
+    /// the thread's [`Scratch`]). Not kept: two vectors of lanes a pass (8
+    /// chains, 0.31 ns), `G = 8` (0.29), `D` and the column sums in a pass
+    /// of their own (0.227).
     #[inline(always)]
     fn swept<S: Simd, const G: usize>(self, simd: S) -> (Matrix<f64>, Matrix<f64>) {
         let w = self.weights;
@@ -176,7 +181,17 @@ impl Residuals<'_> {
         // `1` where row `0` holds the roots.
         let groups = k.div_ceil(G).max(1);
         let kp = groups * G;
-        let mut coefficients = vec![0.0; n1 * kp];
+        // The coefficients, the flags of whole groups, `D` (its high and
+        // low parts), the column sums and each row's `(hi, lo)`: one
+        // scratch of the thread.
+        let mut scratch = Scratch::take();
+        scratch.resize(n1 * kp + n1 * groups + (3 + 2 * k) * width, 0.0);
+        let (coefficients, rest) = scratch.split_at_mut(n1 * kp);
+        let (full, rest) = rest.split_at_mut(n1 * groups);
+        let (d_hi, rest) = rest.split_at_mut(width);
+        let (d_lo, rest) = rest.split_at_mut(width);
+        let (column_sums, rest) = rest.split_at_mut(width);
+        let (hi, lo) = rest.split_at_mut(k * width);
         for (h, cs) in coefficients.chunks_exact_mut(kp).enumerate() {
             for (c, x) in cs.iter_mut().take(k).enumerate() {
                 let y = self.rows.row(c);
@@ -188,60 +203,55 @@ impl Residuals<'_> {
             }
         }
         // Whether a group's coefficients of row `h` are all non-zero, at
-        // `[h][g]`: then none is tested in the loop.
-        let full: Vec<bool> = coefficients
-            .chunks_exact(G)
-            .map(|cs| cs.iter().all(|&c| c != 0.0))
-            .collect();
+        // `[h][g]` (`1`, else `0`; its rows past `k` not counted): then
+        // none is tested in the loop.
+        for (cs, flags) in coefficients
+            .chunks_exact(kp)
+            .zip(full.chunks_exact_mut(groups))
+        {
+            for (g, flag) in flags.iter_mut().enumerate() {
+                let rows = k.saturating_sub(g * G).min(G);
+                let all = cs[g * G..g * G + rows].iter().all(|&c| c != 0.0);
+                *flag = if all { 1.0 } else { 0.0 };
+            }
+        }
         // D in double-double (the weights into each word, the root's
         // multi-root and in the row-sum form; D_0 = 0 where row 0 holds the
         // roots), the column sums (the root row's times 2^s in the row-sum
         // form), and each row's `(hi, lo)`, `width` lanes each.
-        let (mut d_hi, mut d_lo) = (vec![0.0; width], vec![0.0; width]);
-        let mut column_sums = vec![0.0; width];
-        let (mut hi, mut lo) = (vec![0.0; k * width], vec![0.0; k * width]);
-        let root_size = simd.splat_f64s(match root_row {
-            Some(scale) => scale.apply(1.0),
-            None => 1.0,
-        });
-        let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
-        let units = Units::of(simd);
+        let sweep = WeightSweep {
+            source,
+            coefficients,
+            full,
+            n1,
+            kp,
+            groups,
+            root_size: simd.splat_f64s(match root_row {
+                Some(scale) => scale.apply(1.0),
+                None => 1.0,
+            }),
+            roots_on_diagonal,
+            units: Units::of(simd),
+        };
+        let zero = simd.splat_f64s(0.0);
         for start in (0..width).step_by(lanes) {
-            let store = |s: &mut [f64], v: S::f64s| {
-                S::as_mut_simd_f64s(&mut s[start..start + lanes]).0[0] = v;
-            };
             for g in 0..groups {
-                let first = g == 0;
-                let (mut dh, mut dl, mut sums) = (zero, zero, zero);
+                // The group's rows, as many accumulators (no padded row
+                // tested in the loop).
+                let (first, at) = (g == 0, (g * G, start));
                 let mut acc = [(zero, zero); G];
-                for h in 0..n1 {
-                    let a = first_vector(simd, &source[h * n1 + 1 + start..(h + 1) * n1]);
-                    if first {
-                        if h > 0 || roots_on_diagonal {
-                            (dh, dl) = dot2_step(simd, a, one, dh, dl, units);
-                        }
-                        let size = if h == 0 { root_size } else { one };
-                        sums = simd.add_f64s(sums, simd.mul_f64s(size, a));
-                    }
-                    let cs = &coefficients[h * kp + g * G..][..G];
-                    if full[h * groups + g] {
-                        for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
-                            let c = simd.splat_f64s(coefficient);
-                            (*hv, *lv) = dot2_step(simd, a, c, *hv, *lv, units);
-                        }
-                    } else {
-                        for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
-                            if coefficient != 0.0 {
-                                let c = simd.splat_f64s(coefficient);
-                                (*hv, *lv) = dot2_step(simd, a, c, *hv, *lv, units);
-                            }
-                        }
-                    }
-                }
-                if first {
-                    store(&mut d_hi, dh);
-                    store(&mut d_lo, dl);
-                    store(&mut column_sums, sums);
+                let rows = k.saturating_sub(g * G).min(G);
+                let d = match rows {
+                    0 => sweep.group::<S, 0>(simd, g, at, first, &mut acc),
+                    1 => sweep.group::<S, 1>(simd, g, at, first, &mut acc),
+                    2 => sweep.group::<S, 2>(simd, g, at, first, &mut acc),
+                    3 => sweep.group::<S, 3>(simd, g, at, first, &mut acc),
+                    _ => sweep.group::<S, G>(simd, g, at, first, &mut acc),
+                };
+                if let Some([dh, dl, sums]) = d {
+                    store_vector::<S>(&mut d_hi[start..], dh);
+                    store_vector::<S>(&mut d_lo[start..], dl);
+                    store_vector::<S>(&mut column_sums[start..], sums);
                     if start == 0 && root_row.is_some() {
                         d_hi[0] = 0.0;
                         d_lo[0] = 0.0;
@@ -249,12 +259,11 @@ impl Residuals<'_> {
                 }
                 // `+ D ⊙ y`, the last term of each row.
                 let d = first_vector(simd, &d_hi[start..]);
-                let rows = k.saturating_sub(g * G).min(G);
                 for (c, &(hv, lv)) in (g * G..).zip(&acc[..rows]) {
                     let y = first_vector(simd, &self.rows.row(c)[start..]);
-                    let (hv, lv) = dot2_step(simd, d, y, hv, lv, units);
-                    store(&mut hi[c * width..], hv);
-                    store(&mut lo[c * width..], lv);
+                    let (hv, lv) = dot2_step(simd, d, y, hv, lv, sweep.units);
+                    store_vector::<S>(&mut hi[c * width + start..], hv);
+                    store_vector::<S>(&mut lo[c * width + start..], lv);
                 }
             }
         }
@@ -277,6 +286,81 @@ impl Residuals<'_> {
         }
         (r, bound)
     }
+}
+
+/// The weights' sweep of one group of [`Residuals`]' rows over one vector
+/// of lanes: its inputs, shared by the groups.
+#[derive(Clone, Copy)]
+struct WeightSweep<'a, V> {
+    /// The weights, diagonal `+0` (see [`Residuals::swept`]).
+    source: &'a [f64],
+    /// Each row's coefficient of the weights' row `h`, at `[h][c]`.
+    coefficients: &'a [f64],
+    /// Whether a group's coefficients of row `h` are all non-zero (`1`).
+    full: &'a [f64],
+    n1: usize,
+    /// The stride of `coefficients`.
+    kp: usize,
+    groups: usize,
+    /// The root row's scale in the column sums.
+    root_size: V,
+    roots_on_diagonal: bool,
+    units: Option<Units<V>>,
+}
+
+impl<V: Copy> WeightSweep<'_, V> {
+    /// The `R` accumulators of group `g`, rows `row0..row0 + R`, over the
+    /// lanes from `start`, each taking its terms in the order of `h`
+    /// (zero coefficients skipped), into `out`; in the first group also
+    /// `D` in double-double and the column sums (`[hi, lo, sums]`).
+    /// `O(n)` vectors of lanes per row.
+    #[inline(always)]
+    fn group<S: Simd<f64s = V>, const R: usize>(
+        self,
+        simd: S,
+        g: usize,
+        (row0, start): (usize, usize),
+        first: bool,
+        out: &mut [(V, V)],
+    ) -> Option<[V; 3]> {
+        let (source, n1, units) = (self.source, self.n1, self.units);
+        let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
+        let (mut dh, mut dl, mut sums) = (zero, zero, zero);
+        let mut acc = [(zero, zero); R];
+        for h in 0..n1 {
+            let a = first_vector(simd, &source[h * n1 + 1 + start..(h + 1) * n1]);
+            if first {
+                if h > 0 || self.roots_on_diagonal {
+                    (dh, dl) = dot2_step(simd, a, one, dh, dl, units);
+                }
+                let size = if h == 0 { self.root_size } else { one };
+                sums = simd.add_f64s(sums, simd.mul_f64s(size, a));
+            }
+            let cs = &self.coefficients[h * self.kp + row0..][..R];
+            if self.full[h * self.groups + g] != 0.0 {
+                for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
+                    let c = simd.splat_f64s(coefficient);
+                    (*hv, *lv) = dot2_step(simd, a, c, *hv, *lv, units);
+                }
+            } else {
+                for (&coefficient, (hv, lv)) in cs.iter().zip(acc.iter_mut()) {
+                    if coefficient != 0.0 {
+                        let c = simd.splat_f64s(coefficient);
+                        (*hv, *lv) = dot2_step(simd, a, c, *hv, *lv, units);
+                    }
+                }
+            }
+        }
+        out[..R].copy_from_slice(&acc);
+        first.then_some([dh, dl, sums])
+    }
+}
+
+/// Stores `v` into the first lanes of `s` (a whole vector).
+#[inline(always)]
+fn store_vector<S: Simd>(s: &mut [f64], v: S::f64s) {
+    let lanes = std::mem::size_of::<S::f64s>() / std::mem::size_of::<f64>();
+    S::as_mut_simd_f64s(&mut s[..lanes]).0[0] = v;
 }
 
 /// The first vector of lanes of `s`: a whole one, or at the right edge a
@@ -369,7 +453,11 @@ pub(crate) struct Corrections {
 /// of lanes, `x`'s rows in order, each sum taking its terms in the order
 /// of the rows (`δ` by fused multiply-adds, in the last partial vector, a
 /// padded copy, by a product and a sum). `2n²` flops per row of `r`,
-/// `O(n²)` besides.
+/// `O(n²)` besides. Not kept (accurate `ln Z` + marginals, task-clock):
+/// [`Residuals`]' last group of its own size (2.8% slower at `n = 100`),
+/// the temporaries in the thread's [`Scratch`] (8% slower at `n = 50` to
+/// `200`: the row maxima stored in the loop, slices of the one scratch
+/// the coefficients are read from, may alias them for the compiler).
 pub(crate) fn corrections(x: &Matrix<f64>, r: &Matrix<f64>) -> Corrections {
     Arch::new().dispatch(Sweep { x, r })
 }
