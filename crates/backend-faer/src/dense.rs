@@ -9,21 +9,23 @@ use spantree_core::Matrix;
 #[derive(Debug)]
 pub(crate) struct FaerLu {
     lu: PartialPivLu<f64>,
+    /// The diagonal of `U`, read once.
+    pivots: Vec<f64>,
 }
 
 impl FaerLu {
     pub(crate) fn new(a: &Matrix<f64>) -> Self {
-        FaerLu {
-            lu: PartialPivLu::new(to_mat(a).as_ref()),
-        }
+        let lu = PartialPivLu::new(to_mat(a).as_ref());
+        let u = lu.U();
+        let pivots = (0..u.nrows()).map(|i| u[(i, i)]).collect();
+        FaerLu { lu, pivots }
     }
 
     /// The diagonal of `U`. faer multiplies by the reciprocal of each pivot,
     /// so the entries after an exactly-zero pivot are NaN; the caller only
     /// reads up to the first zero.
-    pub(crate) fn pivots(&self) -> Vec<f64> {
-        let u = self.lu.U();
-        (0..u.nrows()).map(|i| u[(i, i)]).collect()
+    pub(crate) fn pivots(&self) -> &[f64] {
+        &self.pivots
     }
 
     /// Whether `P` is an odd permutation: `n` minus its number of cycles.

@@ -86,7 +86,6 @@ enum Factors {
 pub struct Lu {
     n: usize,
     original: Matrix<f64>,
-    pivots: Vec<f64>,
     odd: bool,
     factors: Factors,
 }
@@ -112,14 +111,13 @@ impl Lu {
             LuKernel::Plain => Factors::Plain(PlainLu::new(n, a.as_slice())),
             LuKernel::Faer => Factors::Faer(FaerLu::new(&a)),
         };
-        let (pivots, odd) = match &factors {
-            Factors::Plain(f) => (f.pivots(), f.odd()),
-            Factors::Faer(f) => (f.pivots(), f.odd()),
+        let odd = match &factors {
+            Factors::Plain(f) => f.odd(),
+            Factors::Faer(f) => f.odd(),
         };
         Lu {
             n,
             original: a,
-            pivots,
             odd,
             factors,
         }
@@ -137,7 +135,10 @@ impl Lu {
     /// the later ones are engine-dependent (the plain LU skips the step,
     /// faer's are NaN).
     pub fn pivots(&self) -> &[f64] {
-        &self.pivots
+        match &self.factors {
+            Factors::Plain(f) => f.pivots(),
+            Factors::Faer(f) => f.pivots(),
+        }
     }
 
     fn check(&self) -> Result<(), Numerical> {
@@ -186,7 +187,7 @@ impl Lu {
     /// `det A` with its binary exponent apart; zero at the first zero pivot.
     fn scaled_det(&self) -> Scaled {
         let mut det = Scaled::ONE;
-        for &p in &self.pivots {
+        for &p in self.pivots() {
             if p == 0.0 {
                 return Scaled::ONE.times(0.0);
             }
@@ -203,7 +204,7 @@ impl Lu {
     /// `min |u_ii| ≤ n ε max |u_ii|`, where `det A · A⁻¹` has no correct digit left.
     fn numerically_singular(&self) -> bool {
         let (min, max) = self
-            .pivots
+            .pivots()
             .iter()
             .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
                 (lo.min(p.abs()), hi.max(p.abs()))
@@ -217,7 +218,7 @@ impl fmt::Debug for Lu {
         f.debug_struct("Lu")
             .field("n", &self.n)
             .field("kernel", &self.kernel())
-            .field("pivots", &self.pivots)
+            .field("pivots", &self.pivots())
             .field("odd_permutation", &self.odd)
             .finish_non_exhaustive()
     }
@@ -323,16 +324,17 @@ impl Factorization for Lu {
             a: self.original.as_slice(),
             column: &mut column,
         });
+        let pivots = self.pivots();
         let ratio: f64 = (0..n)
-            .filter(|&k| self.pivots[k] != 0.0)
-            .map(|k| column[k] / self.pivots[k].abs())
+            .filter(|&k| pivots[k] != 0.0)
+            .map(|k| column[k] / pivots[k].abs())
             .sum();
         f64::EPSILON * ratio
     }
 
     /// The first step whose pivot is exactly `±0`. `O(n)`.
     fn zero_pivot(&self) -> Option<usize> {
-        self.pivots.iter().position(|&p| p == 0.0)
+        self.pivots().iter().position(|&p| p == 0.0)
     }
 
     /// `(−1)^{swaps} Π u_ii`, exact up to one rounding per pivot; `±∞` or
@@ -353,7 +355,7 @@ impl Factorization for Lu {
             Sign::Positive
         };
         let mut ln = 0.0;
-        for &p in &self.pivots {
+        for &p in self.pivots() {
             if p.is_nan() {
                 return (Sign::Positive, f64::NAN);
             }

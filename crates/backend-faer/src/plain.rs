@@ -46,9 +46,11 @@ pub(crate) struct PlainLu {
     n: usize,
     /// The row stride of `lu`: `n` rounded up to a multiple of [`PAD`].
     stride: usize,
-    /// `n × stride`, the padding columns zero.
+    /// `n × stride`, the padding columns zero, then the `n` pivots `u_ii`
+    /// (the diagonal, contiguous for [`PlainLu::pivots`]), then the `n`
+    /// swaps `swaps[k]` (integers below `n`, exact in `f64`): one
+    /// allocation for the three.
     lu: Vec<f64>,
-    swaps: Vec<usize>,
     arch: Arch,
 }
 
@@ -65,44 +67,53 @@ impl PlainLu {
         debug_assert_eq!(a.len(), n * n);
         let stride = stride(n);
         // Row by row with its padding, rather than a zeroed buffer and a
-        // copy: every entry written once.
-        let mut lu = Vec::with_capacity(n * stride);
-        for row in a.chunks_exact(n.max(1)) {
-            lu.extend_from_slice(row);
-            lu.resize(lu.len() + stride - n, 0.0);
+        // copy: every entry written once. The pivots and swaps after them.
+        let mut lu = Vec::with_capacity(n * stride + 2 * n);
+        if stride == n {
+            // Unpadded (`n < 16` or whole vectors): one copy.
+            lu.extend_from_slice(a);
+        } else {
+            for row in a.chunks_exact(n.max(1)) {
+                lu.extend_from_slice(row);
+                lu.resize(lu.len() + stride - n, 0.0);
+            }
         }
+        lu.resize(n * stride + 2 * n, 0.0);
+        let (factors, tail) = lu.split_at_mut(n * stride);
+        let (pivots, swaps) = tail.split_at_mut(n);
         let arch = arch();
-        let mut swaps = Vec::with_capacity(n);
         arch.dispatch(Factorise {
             n,
             stride,
-            lu: &mut lu,
-            swaps: &mut swaps,
+            lu: factors,
+            swaps,
             unblocked: n <= UNBLOCKED_UP_TO,
         });
+        for (i, p) in pivots.iter_mut().enumerate() {
+            *p = factors[i * stride + i];
+        }
         PlainLu {
             n,
             stride,
             lu,
-            swaps,
             arch,
         }
     }
 
-    /// The diagonal of `U`.
-    pub(crate) fn pivots(&self) -> Vec<f64> {
-        (0..self.n).map(|i| self.lu[i * self.stride + i]).collect()
+    /// The diagonal of `U`, kept after the factors.
+    pub(crate) fn pivots(&self) -> &[f64] {
+        &self.lu[self.n * self.stride..self.n * (self.stride + 1)]
+    }
+
+    /// The row swaps `swaps[k] ≥ k` of step `k`, in order.
+    fn swaps(&self) -> impl DoubleEndedIterator<Item = usize> + ExactSizeIterator + '_ {
+        let at = self.n * (self.stride + 1);
+        self.lu[at..].iter().map(|&p| p as usize)
     }
 
     /// Whether `P` is an odd permutation.
     pub(crate) fn odd(&self) -> bool {
-        self.swaps
-            .iter()
-            .enumerate()
-            .filter(|&(k, &p)| p != k)
-            .count()
-            % 2
-            == 1
+        self.swaps().enumerate().filter(|&(k, p)| p != k).count() % 2 == 1
     }
 
     fn row(&self, i: usize) -> &[f64] {
@@ -151,8 +162,11 @@ impl PlainLu {
         let mut x = vec![0.0; n * stride];
         x.iter_mut().step_by(stride + 1).for_each(|d| *d = 1.0);
         self.run(Task::Inverse { x: &mut x });
-        for i in 1..n {
-            x.copy_within(i * stride..i * stride + n, i * n);
+        // Unpadded rows are already in place.
+        if stride != n {
+            for i in 1..n {
+                x.copy_within(i * stride..i * stride + n, i * n);
+            }
         }
         x.truncate(n * n);
         Matrix::from_row_major(n, n, x)
@@ -331,7 +345,7 @@ impl PlainLu {
             column.extend((i + 1..n).map(|j| self.lu[j * stride + i]));
             update(simd, row, &column, rows(done, k), true);
         }
-        for (i, &p) in self.swaps.iter().enumerate().rev() {
+        for (i, p) in self.swaps().enumerate().rev() {
             swap_rows(b, k, i, p);
         }
     }
@@ -394,7 +408,7 @@ impl PlainLu {
             }
             end = start;
         }
-        for (i, &p) in self.swaps.iter().enumerate().rev() {
+        for (i, p) in self.swaps().enumerate().rev() {
             swap_rows(b, k, i, p);
         }
     }
@@ -438,7 +452,7 @@ impl PlainLu {
         let lanes = S::F64_LANES;
         let (xv, _) = S::as_mut_simd_f64s(x);
         let geometry = Geometry {
-            lu: &self.lu,
+            lu: &self.lu[..n * stride],
             stride,
             vectors: stride / lanes,
             n,
@@ -482,7 +496,7 @@ impl PlainLu {
 
     /// `X ← X P`: the column swaps of `P` in reverse order.
     fn swap_columns(&self, x: &mut [f64]) {
-        for (k, &p) in self.swaps.iter().enumerate().rev() {
+        for (k, p) in self.swaps().enumerate().rev() {
             if p != k {
                 for row in x.chunks_exact_mut(self.stride) {
                     row.swap(k, p);
@@ -744,7 +758,7 @@ impl WithSimd for Run<'_> {
         let lu = self.lu;
         match self.task {
             Task::Solve { b, k } => {
-                for (i, &p) in lu.swaps.iter().enumerate() {
+                for (i, p) in lu.swaps().enumerate() {
                     swap_rows(b, k, i, p);
                 }
                 lu.forward_unit_lower(simd, b, k);
@@ -941,7 +955,8 @@ struct Factorise<'a> {
     n: usize,
     stride: usize,
     lu: &'a mut [f64],
-    swaps: &'a mut Vec<usize>,
+    /// `swaps[k]`, the row swapped with row `k` at step `k`.
+    swaps: &'a mut [f64],
     unblocked: bool,
 }
 
@@ -961,7 +976,10 @@ impl WithSimd for Factorise<'_> {
             factorise_unblocked(simd, n, stride, lu, swaps);
             return;
         }
-        let mut panel = vec![0.0; n.next_multiple_of(PAD) * BLOCK];
+        // The panel's column-major copy in this thread's scratch (every
+        // entry it reads written by `factorise_panel` first).
+        let mut panel = Scratch::take();
+        panel.resize(n.next_multiple_of(PAD) * BLOCK, 0.0);
         let mut k0 = 0;
         // Every panel boundary `k1 < n` is a multiple of `BLOCK = PAD`, so
         // the updated columns `k1..stride` are whole vectors.
@@ -1015,7 +1033,7 @@ fn factorise_unblocked<S: Simd>(
     n: usize,
     stride: usize,
     lu: &mut [f64],
-    swaps: &mut Vec<usize>,
+    swaps: &mut [f64],
 ) {
     if stride % S::F64_LANES == 0 {
         getf2_rows(simd, n, stride, lu, swaps);
@@ -1044,7 +1062,7 @@ const LANES: [f64; 8] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
 /// [`factorise_unblocked`] on rows of `stride` columns, a multiple of the vector
 /// width, zero beyond column `n`. `2n³/3` flops.
 #[inline(always)]
-fn getf2_rows<S: Simd>(simd: S, n: usize, stride: usize, a: &mut [f64], swaps: &mut Vec<usize>) {
+fn getf2_rows<S: Simd>(simd: S, n: usize, stride: usize, a: &mut [f64], swaps: &mut [f64]) {
     let lanes = S::F64_LANES;
     debug_assert!(stride % lanes == 0 && a.len() >= n * stride);
     let width = n.next_multiple_of(lanes);
@@ -1060,7 +1078,7 @@ fn getf2_rows<S: Simd>(simd: S, n: usize, stride: usize, a: &mut [f64], swaps: &
                 (p, max) = (i, x);
             }
         }
-        swaps.push(p);
+        swaps[k] = p as f64;
         if p != k {
             let (top, bottom) = a.split_at_mut(p * stride);
             top[k * stride..k * stride + width].swap_with_slice(&mut bottom[..width]);
@@ -1116,7 +1134,7 @@ fn factorise_panel<S: Simd>(
     n: usize,
     stride: usize,
     lu: &mut [f64],
-    swaps: &mut Vec<usize>,
+    swaps: &mut [f64],
     scratch: &mut [f64],
     (k0, k1): (usize, usize),
 ) {
@@ -1148,7 +1166,7 @@ fn factorise_panel<S: Simd>(
             let max = simd.reduce_max_f64s(max);
             kk + col[kk..m].iter().position(|x| x.abs() == max).unwrap_or(0)
         };
-        swaps.push(k0 + p);
+        swaps[k0 + kk] = (k0 + p) as f64;
         if p != kk {
             col.swap(kk, p);
             for other in rest.chunks_exact_mut(mm) {
@@ -1196,7 +1214,7 @@ fn factorise_panel<S: Simd>(
         let dst = lu[k0 * stride + k0 + c..].iter_mut().step_by(stride);
         dst.zip(&col[..m]).for_each(|(x, &v)| *x = v);
     }
-    for (k, &p) in (k0..k1).zip(&swaps[k0..k1]) {
+    for (k, p) in (k0..k1).zip(swaps[k0..k1].iter().map(|&p| p as usize)) {
         if p != k {
             let (top, bottom) = lu.split_at_mut(p * stride);
             let (a, b) = (
@@ -1298,7 +1316,7 @@ mod tests {
             let lu = PlainLu::new(n, &a);
             let (s, f) = (lu.stride, &lu.lu);
             let mut x = rhs.clone();
-            for (i, &p) in lu.swaps.iter().enumerate() {
+            for (i, p) in lu.swaps().enumerate() {
                 for j in 0..k {
                     let (a, b) = (x[(i, j)], x[(p, j)]);
                     x[(i, j)] = b;
@@ -1405,7 +1423,7 @@ mod tests {
             }
             end = start;
         }
-        for (k, &p) in lu.swaps.iter().enumerate().rev() {
+        for (k, p) in lu.swaps().enumerate().rev() {
             for row in x.chunks_exact_mut(n) {
                 row.swap(k, p);
             }
@@ -1536,7 +1554,7 @@ mod tests {
                     for (i, row) in a.chunks_exact(n.max(1)).enumerate() {
                         lu[i * stride..i * stride + n].copy_from_slice(row);
                     }
-                    let mut swaps = Vec::new();
+                    let mut swaps = vec![f64::NAN; n];
                     arch.dispatch(Factorise {
                         n,
                         stride,
@@ -1544,6 +1562,7 @@ mod tests {
                         swaps: &mut swaps,
                         unblocked,
                     });
+                    let swaps: Vec<usize> = swaps.iter().map(|&p| p as usize).collect();
                     let got: Vec<f64> = (0..n * n).map(|k| lu[k / n * stride + k % n]).collect();
                     let what = format!("n = {n}, kind {kind}, stride {stride}, {unblocked}");
                     assert_eq!(bits(&got), bits(&expected), "{what}");

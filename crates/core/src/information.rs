@@ -386,9 +386,10 @@ where
     /// As [`Model::marginals`].
     pub fn grad_entropy(&self) -> Result<PerLabel<E::Scalar>> {
         let n1 = self.n() + 1;
-        let seeds = if let Some((theta, _)) = self.scores_and_shift() {
+        if let Some((theta, _)) = self.scores_and_shift() {
             // `−θ` on the arcs of nonzero weight, `0` elsewhere: one
-            // branch-free pass, no zeroed matrix to overwrite.
+            // branch-free pass, no zeroed matrix to overwrite, and no
+            // vector around the one seed.
             let w = self.factors.weights().as_slice();
             let seed = w.iter().zip(theta).map(|(w, &t)| {
                 if w.is_zero() {
@@ -397,11 +398,12 @@ where
                     E::Scalar::from_f64(-t)
                 }
             });
-            vec![Matrix::from_row_major(n1, n1, seed.collect())]
-        } else if let Some(seeds) = self.label_score_matrices(true) {
-            seeds
-        } else {
-            seeds_from(&self.seed_log_weights(), |x| -x.clone())
+            let seed = Matrix::from_row_major(n1, n1, seed.collect());
+            return self.label_marginals_vjp(std::slice::from_ref(&seed));
+        }
+        let seeds = match self.label_score_matrices(true) {
+            Some(seeds) => seeds,
+            None => seeds_from(&self.seed_log_weights(), |x| -x.clone()),
         };
         self.label_marginals_vjp(&seeds)
     }

@@ -138,8 +138,9 @@ pub(crate) fn exp_row<S: Simd>(simd: S, a: &[f64], b: Option<&[f64]>, out: &mut 
 /// but in one run over the matrix, so that a row's last partial vector is
 /// not paid for row by row (`n + 1 = 37` entries are 4.6 vectors of 8,
 /// 185 vectors row by row against 172 in one run). The shift vectors are
-/// read from a copy of `b` repeated over `b.len()` plus one vector (one
-/// buffer per call, filled by copies of `b`), sweep by sweep: a sweep is
+/// read from a copy of `b` repeated over `b.len()` plus one vector (in
+/// this thread's [`Scratch`](crate::matrix::Scratch), filled by copies of
+/// `b`), sweep by sweep: a sweep is
 /// the run of vectors whose column offsets `o, o + lanes, …` stay below
 /// `b.len()`, whose shift vectors are then consecutive in the copy, so the
 /// loop over a sweep has no offset arithmetic and no bounds check (about
@@ -157,7 +158,8 @@ pub(crate) fn exp_rows<S: Simd>(simd: S, a: &[f64], b: &[f64], out: &mut [f64]) 
     }
     let cols = b.len();
     let lanes = core::mem::size_of::<S::f64s>() / core::mem::size_of::<f64>();
-    let mut repeated: Vec<f64> = Vec::with_capacity(cols + lanes);
+    let mut repeated = crate::matrix::Scratch::take();
+    repeated.reserve(cols + lanes);
     while repeated.len() < cols + lanes {
         let take = (cols + lanes - repeated.len()).min(cols);
         repeated.extend_from_slice(&b[..take]);
