@@ -633,7 +633,34 @@ fn weighted_adjoint_generic<S: Scalar>(
 /// that `X` and `Y = X Cᵀ X` are read along their rows; without a seed
 /// `ḡ = 1` is not multiplied, without `Y` nothing is subtracted (the
 /// marginals `w_e G_e(X)`). `O(n²)`.
+/// On `f64`, [`ColumnGlue`] (the same bits, no per-arc options).
 fn vjp_glue<S: Scalar>(
+    seed: Option<&Matrix<S>>,
+    w: &Matrix<S>,
+    x: &Matrix<S>,
+    y: Option<&Matrix<S>>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
+        // `S` is `f64`: a seed or `Y` that is there is too.
+        let n1 = w.rows();
+        let v = Arch::new().dispatch(ColumnGlue {
+            seed: seed.and_then(as_f64).map(Matrix::as_slice),
+            w: w.as_slice(),
+            x: x.as_slice(),
+            y: y.and_then(as_f64).map(Matrix::as_slice),
+            n1,
+            single: rooting == Rooting::Single,
+        });
+        if let Some(v) = from_f64(Matrix::from_row_major(n1, n1, v)) {
+            return v;
+        }
+    }
+    vjp_glue_generic(seed, w, x, y, rooting)
+}
+
+/// [`vjp_glue`] entry by entry on any scalar: its definition. `O(n²)`.
+fn vjp_glue_generic<S: Scalar>(
     seed: Option<&Matrix<S>>,
     w: &Matrix<S>,
     x: &Matrix<S>,
@@ -649,7 +676,101 @@ fn vjp_glue<S: Scalar>(
     }
 }
 
-/// The body of [`vjp_glue`], inlined into each of its cases.
+/// [`vjp_glue`] on `f64` row-major slices (`w`, the seed and `v`:
+/// `(n + 1)²`; `X`, `Y`: `n²`), the same operations on every arc in the
+/// same order (so the same bits), column by column of `v` as
+/// [`vjp_glue_generic`]: each column's reads of its row of `X` and `Y`
+/// held in registers, then the word arcs `h → m` down the column in one
+/// branch-free loop along the rows of `X` and `Y` (`0` where `w = 0`; the
+/// diagonal arc `m → m` computed with the others and set back to zero
+/// after). Each case of the options its own loops (const parameters): no
+/// test per arc. Returns `v` row-major. `O(n²)`.
+#[derive(Clone, Copy)]
+struct ColumnGlue<'a> {
+    seed: Option<&'a [f64]>,
+    w: &'a [f64],
+    x: &'a [f64],
+    y: Option<&'a [f64]>,
+    n1: usize,
+    single: bool,
+}
+
+impl WithSimd for ColumnGlue<'_> {
+    type Output = Vec<f64>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> Vec<f64> {
+        // An absent seed or `Y` is never read: any slice of its size
+        // stands in for it.
+        let (s, y) = (self.seed.unwrap_or(self.w), self.y.unwrap_or(self.x));
+        match (self.seed.is_some(), self.y.is_some()) {
+            (true, true) => self.columns::<true, true>(s, y),
+            (false, false) => self.columns::<false, false>(s, y),
+            (true, false) => self.columns::<true, false>(s, y),
+            (false, true) => self.columns::<false, true>(s, y),
+        }
+    }
+}
+
+impl ColumnGlue<'_> {
+    /// [`ColumnGlue`]'s loops with the seed `ss` read if `SEEDED` and `Y`
+    /// (`ys`) if `WITH_Y`.
+    #[inline(always)]
+    fn columns<const SEEDED: bool, const WITH_Y: bool>(self, ss: &[f64], ys: &[f64]) -> Vec<f64> {
+        let ColumnGlue {
+            w, x, n1, single, ..
+        } = self;
+        let n = n1 - 1;
+        let cells = n1 * n1;
+        let mut v = vec![0.0; cells];
+        if n == 0 {
+            return v;
+        }
+        // Slices of one length: one bounds check per arc serves the three.
+        let vs = &mut v[..cells];
+        let (ss, ws) = (&ss[..cells], &w[..cells]);
+        let (xs, ys) = (&x[..n * n], &ys[..n * n]);
+        // `w (ḡ gx − gy)`, `0` where `w = 0`.
+        let arc = |s: f64, gx: f64, gy: f64, wk: f64| {
+            let d = if SEEDED { s * gx } else { gx };
+            let d = if WITH_Y { d - gy } else { d };
+            let a = d * wk;
+            if wk == 0.0 {
+                0.0
+            } else {
+                a
+            }
+        };
+        let first = if single { 2 } else { 1 };
+        for m in 1..n1 {
+            let j = m - 1;
+            let (xr, yr) = (&xs[j * n..][..n], &ys[j * n..][..n]);
+            // The root arc reads one entry: (0, j) single-root, (j, j) multi.
+            let r = if single { 0 } else { j };
+            vs[m] = arc(ss[m], 0.0 + xr[r], 0.0 + yr[r], ws[m]);
+            // Word arcs h → m read (j, j), unless single-root and j = 0,
+            // minus (j, h − 1), unless single-root and h = 1.
+            let (dx, dy) = if single && j == 0 {
+                (0.0, 0.0)
+            } else {
+                (0.0 + xr[j], 0.0 + yr[j])
+            };
+            if single && m != 1 {
+                vs[n1 + m] = arc(ss[n1 + m], dx, dy, ws[n1 + m]);
+            }
+            let mut k = first * n1 + m;
+            for (&xt, &yt) in xr[first - 1..].iter().zip(&yr[first - 1..]) {
+                vs[k] = arc(ss[k], dx - xt, dy - yt, ws[k]);
+                k += n1;
+            }
+            // No arc from a word to itself.
+            vs[m * n1 + m] = 0.0;
+        }
+        v
+    }
+}
+
+/// The body of [`vjp_glue_generic`], inlined into each of its cases.
 #[inline(always)]
 fn glue<S: Scalar>(
     seed: Option<&Matrix<S>>,
@@ -1589,6 +1710,60 @@ mod tests {
                 };
                 for fast in by_lanes(Narrow(adjoint)) {
                     assert_eq!(bits(&fast), bits(c.as_slice()), "{label} adjoint");
+                }
+            }
+        }
+    }
+
+    /// The column glue on `f64` ([`ColumnGlue`]) against its definition
+    /// entry by entry ([`vjp_glue_generic`]), bit for bit, under every
+    /// instruction set (`testing::by_lanes`): sizes 1–13 (both sides of
+    /// [`ROW_GLUE_FROM`]), both rootings, every case of the options, zero
+    /// weights and seeds, `−0`, entries where the skipped product would not
+    /// be zero (an infinite weight under a zero seed, NaN under a zero
+    /// weight), and weights on the diagonal and in column `0`, which no arc
+    /// reads.
+    #[test]
+    fn f64_column_glue_is_its_definition_in_every_instruction_set() {
+        use crate::testing::by_lanes;
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n in 1..=13 {
+                let n1 = n + 1;
+                let mut w = matrix(n1, n1, 31 + n as u64);
+                let mut seed = matrix(n1, n1, 37 + n as u64);
+                let mut x = matrix(n, n, 41 + n as u64);
+                let mut y = matrix(n, n, 43 + n as u64);
+                if n > 2 {
+                    (w[(1, 2)], seed[(1, 2)]) = (f64::INFINITY, 0.0);
+                    (w[(2, 1)], seed[(2, 1)]) = (0.0, f64::NAN);
+                    (w[(0, 3)], seed[(0, 3)]) = (-0.0, 1.5);
+                    (w[(2, 2)], w[(3, 0)]) = (1.25, -2.5);
+                    x[(1, 1)] = -0.0;
+                    x[(2, 0)] = -0.0;
+                    x[(0, 2)] = 0.0;
+                    y[(2, 2)] = -0.0;
+                    y[(0, 1)] = f64::NAN;
+                }
+                for (with_seed, with_y) in
+                    [(true, true), (false, false), (true, false), (false, true)]
+                {
+                    let (s, yy) = (with_seed.then_some(&seed), with_y.then_some(&y));
+                    let v = vjp_glue_generic(s, &w, &x, yy, rooting);
+                    let glue = ColumnGlue {
+                        seed: s.map(Matrix::as_slice),
+                        w: w.as_slice(),
+                        x: x.as_slice(),
+                        y: yy.map(Matrix::as_slice),
+                        n1,
+                        single: rooting == Rooting::Single,
+                    };
+                    for fast in by_lanes(glue) {
+                        assert_eq!(
+                            bits(&fast),
+                            bits(v.as_slice()),
+                            "{rooting:?} n = {n} ({with_seed}, {with_y})"
+                        );
+                    }
                 }
             }
         }
