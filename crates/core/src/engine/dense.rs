@@ -40,6 +40,11 @@ type Escalation = Eliminated<f64, PartialPivLu<f64>>;
 /// vectors (session 21), moving this to `8` still lost at `n = 10`
 /// (task-clock per call, medians of 5: `log_z+marginals` +3.3%, `entropy`
 /// +6.2%, `grad_entropy` −0.4%): the marginals alone pay for `G(X)`.
+/// With the column glue on `f64` ([`ColumnGlue`], session 25), rows
+/// against columns, `grad_entropy … accurate`: callgrind `n = 8` +1.3%,
+/// `12` +1.0%, `16` +2.7%, `36` +1.9% (columns fewer instructions at every
+/// size), but task-clock (medians of 3) `n = 12` +0.7%, `16` −1.1%, `24`
+/// −2.0%, `36` −2.6%: the crossover stays here.
 const ROW_GLUE_FROM: usize = 12;
 
 /// A product escalated to the elimination and its own estimate, set by
