@@ -28,21 +28,23 @@ struct LastProduct<S> {
 /// has no constructor of `F` to hand it.
 type Escalation = Eliminated<f64, PartialPivLu<f64>>;
 
-/// The marginals `μ = w ⊙ G(X)` and, from [`ROW_GLUE_FROM`] words on,
-/// `G(X)` in the layout of the weights ([`gradient_and_marginals`]).
-type MarginalsAndGradient<S> = (Matrix<S>, Option<Matrix<S>>);
-
 /// From this many words on, the dense glue runs row by row: the marginals
 /// with `G(X)` ([`gradient_and_marginals`]) and each product from
 /// `(X Cᵀ X)ᵀ` ([`product_glue`]); below, column by column from `X` and
 /// `X Cᵀ X` ([`vjp_glue`]), whose fixed costs are lower. The same bits
-/// either way. Measured, callgrind instructions per `grad_entropy` call
+/// either way. (Marginals adopted from elsewhere, [`Dense::adopt_marginals`]:
+/// `G(X)` alone on the first product, [`gradient_of_inverse`].) Measured, callgrind instructions per `grad_entropy` call
 /// (`op_loop grad_entropy N REPS 0 f64`, single-root `N(0, 2²)` scores,
 /// rows against columns): `n = 5` +1.1%, `8` +1.6%, `10` +1.0%, `12`
 /// −0.2%, `16` −5.6%, `24` −8.9%, `36` −8.8%. With the rows in `f64`
 /// vectors (session 21), moving this to `8` still lost at `n = 10`
 /// (task-clock per call, medians of 5: `log_z+marginals` +3.3%, `entropy`
 /// +6.2%, `grad_entropy` −0.4%): the marginals alone pay for `G(X)`.
+/// With the column glue on `f64` ([`ColumnGlue`], session 25), rows
+/// against columns, `grad_entropy … accurate`: callgrind `n = 8` +1.3%,
+/// `12` +1.0%, `16` +2.7%, `36` +1.9% (columns fewer instructions at every
+/// size), but task-clock (medians of 3) `n = 12` +0.7%, `16` −1.1%, `24`
+/// −2.0%, `36` −2.6%: the crossover stays here.
 const ROW_GLUE_FROM: usize = 12;
 
 /// A product escalated to the elimination and its own estimate, set by
@@ -69,10 +71,14 @@ pub struct Dense<F: Factorization> {
     lu: F,
     inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
     /// The marginals from the inverse (the answer, the seed's centring, the
-    /// derivative check and the model's balancing read them) and `G(X)` in
-    /// the layout of the weights (every product's glue reads it along
-    /// rows), formed once in one pass ([`gradient_and_marginals`]).
-    marginals: OnceLock<Result<MarginalsAndGradient<F::Scalar>, Numerical>>,
+    /// derivative check and the model's balancing read them), formed once
+    /// (from [`ROW_GLUE_FROM`] words on with `G(X)`, in one pass,
+    /// [`gradient_and_marginals`]), or adopted ([`Dense::adopt_marginals`]).
+    marginals: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// From [`ROW_GLUE_FROM`] words on, `G(X)` in the layout of the
+    /// weights (every product's glue reads it along rows), formed once,
+    /// alone ([`gradient_of_inverse`]) where the marginals were adopted.
+    gradient: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
     /// The last seed of [`Factors::marginals_vjp`], its centred form and
     /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
     /// the product returned: the check of the same product reads it instead
@@ -110,6 +116,7 @@ impl<F: Factorization> Dense<F> {
             lu,
             inverse: OnceLock::new(),
             marginals: OnceLock::new(),
+            gradient: OnceLock::new(),
             last: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
@@ -194,34 +201,63 @@ impl<F: Factorization> Dense<F> {
         &self.lu
     }
 
-    /// The marginals `w ⊙ G(X)` and (from [`ROW_GLUE_FROM`] words on)
-    /// `G(X)` from the inverse, formed on first use and kept, `O(n²)` once
-    /// ([`gradient_and_marginals`], or [`marginals_from_inverse`] below).
-    fn mu_and_gradient(&self) -> Result<&MarginalsAndGradient<F::Scalar>, Numerical> {
+    /// Takes `mu` as these factors' marginals, if none are formed yet:
+    /// for a caller that formed them from the same weights and inverse
+    /// with the same operations (the same bits as
+    /// [`marginals_from_inverse`]; `Certified`'s entry-wise test), so
+    /// that the seed's centring and the derivative check read them and
+    /// the first product forms `G(X)` alone. `O(1)`.
+    #[allow(dead_code)] // Until `Certified` passes its dense marginals.
+    pub(crate) fn adopt_marginals(&self, mu: Matrix<F::Scalar>) {
+        // Already formed: those are kept (the same bits).
+        let _ = self.marginals.set(Ok(mu));
+    }
+
+    /// Whether products glue row by row ([`ROW_GLUE_FROM`]).
+    fn glue_by_rows(&self) -> bool {
+        self.weights.rows().saturating_sub(1) >= ROW_GLUE_FROM
+    }
+
+    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
+    /// kept, `O(n²)` once: from [`ROW_GLUE_FROM`] words on with `G(X)`
+    /// ([`gradient_and_marginals`]), below column by column
+    /// ([`marginals_from_inverse`]).
+    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+        if self.glue_by_rows() && self.marginals.get().is_none() {
+            // Sets the marginals, formed in the same pass.
+            self.gradient()?;
+        }
         self.marginals
             .get_or_init(|| {
                 let x = self.inverse()?;
-                Ok(if x.rows() >= ROW_GLUE_FROM {
-                    let (mu, g) = gradient_and_marginals(&self.weights, x, self.rooting);
-                    (mu, Some(g))
-                } else {
-                    (marginals_from_inverse(&self.weights, x, self.rooting), None)
-                })
+                Ok(marginals_from_inverse(&self.weights, x, self.rooting))
             })
             .as_ref()
             .map_err(|&e| e)
     }
 
-    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
-    /// kept, `O(n²)` once.
-    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
-        self.mu_and_gradient().map(|(mu, _)| mu)
-    }
-
-    /// `G(X)` in the layout of the weights, formed with the marginals from
-    /// [`ROW_GLUE_FROM`] words on (`None` below).
+    /// `G(X)` in the layout of the weights from [`ROW_GLUE_FROM`] words on
+    /// (`None` below), formed on first use and kept, `O(n²)` once: with the
+    /// marginals in one pass unless they are formed already
+    /// ([`gradient_and_marginals`], else [`gradient_of_inverse`]).
     fn gradient(&self) -> Result<Option<&Matrix<F::Scalar>>, Numerical> {
-        self.mu_and_gradient().map(|(_, g)| g.as_ref())
+        if !self.glue_by_rows() {
+            return Ok(None);
+        }
+        self.gradient
+            .get_or_init(|| {
+                let (w, x) = (&self.weights, self.inverse()?);
+                if self.marginals.get().is_some() {
+                    return Ok(gradient_of_inverse(w, x, self.rooting));
+                }
+                let (mu, g) = gradient_and_marginals(w, x, self.rooting);
+                // Unset just above (or set since with the same bits).
+                let _ = self.marginals.set(Ok(mu));
+                Ok(g)
+            })
+            .as_ref()
+            .map(Some)
+            .map_err(|&e| e)
     }
 
     /// [`Factorization::ln_det_error`] of the factorisation, computed on
@@ -633,7 +669,34 @@ fn weighted_adjoint_generic<S: Scalar>(
 /// that `X` and `Y = X Cᵀ X` are read along their rows; without a seed
 /// `ḡ = 1` is not multiplied, without `Y` nothing is subtracted (the
 /// marginals `w_e G_e(X)`). `O(n²)`.
+/// On `f64`, [`ColumnGlue`] (the same bits, no per-arc options).
 fn vjp_glue<S: Scalar>(
+    seed: Option<&Matrix<S>>,
+    w: &Matrix<S>,
+    x: &Matrix<S>,
+    y: Option<&Matrix<S>>,
+    rooting: Rooting,
+) -> Matrix<S> {
+    if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
+        // `S` is `f64`: a seed or `Y` that is there is too.
+        let n1 = w.rows();
+        let v = Arch::new().dispatch(ColumnGlue {
+            seed: seed.and_then(as_f64).map(Matrix::as_slice),
+            w: w.as_slice(),
+            x: x.as_slice(),
+            y: y.and_then(as_f64).map(Matrix::as_slice),
+            n1,
+            single: rooting == Rooting::Single,
+        });
+        if let Some(v) = from_f64(Matrix::from_row_major(n1, n1, v)) {
+            return v;
+        }
+    }
+    vjp_glue_generic(seed, w, x, y, rooting)
+}
+
+/// [`vjp_glue`] entry by entry on any scalar: its definition. `O(n²)`.
+fn vjp_glue_generic<S: Scalar>(
     seed: Option<&Matrix<S>>,
     w: &Matrix<S>,
     x: &Matrix<S>,
@@ -649,7 +712,101 @@ fn vjp_glue<S: Scalar>(
     }
 }
 
-/// The body of [`vjp_glue`], inlined into each of its cases.
+/// [`vjp_glue`] on `f64` row-major slices (`w`, the seed and `v`:
+/// `(n + 1)²`; `X`, `Y`: `n²`), the same operations on every arc in the
+/// same order (so the same bits), column by column of `v` as
+/// [`vjp_glue_generic`]: each column's reads of its row of `X` and `Y`
+/// held in registers, then the word arcs `h → m` down the column in one
+/// branch-free loop along the rows of `X` and `Y` (`0` where `w = 0`; the
+/// diagonal arc `m → m` computed with the others and set back to zero
+/// after). Each case of the options its own loops (const parameters): no
+/// test per arc. Returns `v` row-major. `O(n²)`.
+#[derive(Clone, Copy)]
+struct ColumnGlue<'a> {
+    seed: Option<&'a [f64]>,
+    w: &'a [f64],
+    x: &'a [f64],
+    y: Option<&'a [f64]>,
+    n1: usize,
+    single: bool,
+}
+
+impl WithSimd for ColumnGlue<'_> {
+    type Output = Vec<f64>;
+
+    #[inline(always)]
+    fn with_simd<Sm: Simd>(self, _simd: Sm) -> Vec<f64> {
+        // An absent seed or `Y` is never read: any slice of its size
+        // stands in for it.
+        let (s, y) = (self.seed.unwrap_or(self.w), self.y.unwrap_or(self.x));
+        match (self.seed.is_some(), self.y.is_some()) {
+            (true, true) => self.columns::<true, true>(s, y),
+            (false, false) => self.columns::<false, false>(s, y),
+            (true, false) => self.columns::<true, false>(s, y),
+            (false, true) => self.columns::<false, true>(s, y),
+        }
+    }
+}
+
+impl ColumnGlue<'_> {
+    /// [`ColumnGlue`]'s loops with the seed `ss` read if `SEEDED` and `Y`
+    /// (`ys`) if `WITH_Y`.
+    #[inline(always)]
+    fn columns<const SEEDED: bool, const WITH_Y: bool>(self, ss: &[f64], ys: &[f64]) -> Vec<f64> {
+        let ColumnGlue {
+            w, x, n1, single, ..
+        } = self;
+        let n = n1 - 1;
+        let cells = n1 * n1;
+        let mut v = vec![0.0; cells];
+        if n == 0 {
+            return v;
+        }
+        // Slices of one length: one bounds check per arc serves the three.
+        let vs = &mut v[..cells];
+        let (ss, ws) = (&ss[..cells], &w[..cells]);
+        let (xs, ys) = (&x[..n * n], &ys[..n * n]);
+        // `w (ḡ gx − gy)`, `0` where `w = 0`.
+        let arc = |s: f64, gx: f64, gy: f64, wk: f64| {
+            let d = if SEEDED { s * gx } else { gx };
+            let d = if WITH_Y { d - gy } else { d };
+            let a = d * wk;
+            if wk == 0.0 {
+                0.0
+            } else {
+                a
+            }
+        };
+        let first = if single { 2 } else { 1 };
+        for m in 1..n1 {
+            let j = m - 1;
+            let (xr, yr) = (&xs[j * n..][..n], &ys[j * n..][..n]);
+            // The root arc reads one entry: (0, j) single-root, (j, j) multi.
+            let r = if single { 0 } else { j };
+            vs[m] = arc(ss[m], 0.0 + xr[r], 0.0 + yr[r], ws[m]);
+            // Word arcs h → m read (j, j), unless single-root and j = 0,
+            // minus (j, h − 1), unless single-root and h = 1.
+            let (dx, dy) = if single && j == 0 {
+                (0.0, 0.0)
+            } else {
+                (0.0 + xr[j], 0.0 + yr[j])
+            };
+            if single && m != 1 {
+                vs[n1 + m] = arc(ss[n1 + m], dx, dy, ws[n1 + m]);
+            }
+            let mut k = first * n1 + m;
+            for (&xt, &yt) in xr[first - 1..].iter().zip(&yr[first - 1..]) {
+                vs[k] = arc(ss[k], dx - xt, dy - yt, ws[k]);
+                k += n1;
+            }
+            // No arc from a word to itself.
+            vs[m * n1 + m] = 0.0;
+        }
+        v
+    }
+}
+
+/// The body of [`vjp_glue_generic`], inlined into each of its cases.
 #[inline(always)]
 fn glue<S: Scalar>(
     seed: Option<&Matrix<S>>,
@@ -763,7 +920,13 @@ fn gradient_and_marginals<S: Scalar>(
     if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
         let single = rooting == Rooting::Single;
         let n1 = w.rows();
-        let (mu, g) = Arch::new().dispatch(Narrow(GradientRows { w, x, single }));
+        let rows = GradientRows {
+            w,
+            x,
+            single,
+            marginals: true,
+        };
+        let (mu, g) = Arch::new().dispatch(Narrow(rows));
         let (mu, g) = (
             Matrix::from_row_major(n1, n1, mu),
             Matrix::from_row_major(n1, n1, g),
@@ -773,6 +936,27 @@ fn gradient_and_marginals<S: Scalar>(
         }
     }
     gradient_and_marginals_generic(w, x, rooting)
+}
+
+/// `G(X)` of [`gradient_and_marginals`] alone (the marginals not formed),
+/// the same bits. `O(n²)`, once per factors. On `f64`, [`GradientRows`]
+/// without its marginals.
+fn gradient_of_inverse<S: Scalar>(w: &Matrix<S>, x: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
+    if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
+        let single = rooting == Rooting::Single;
+        let n1 = w.rows();
+        let rows = GradientRows {
+            w,
+            x,
+            single,
+            marginals: false,
+        };
+        let (_, g) = Arch::new().dispatch(Narrow(rows));
+        if let Some(g) = from_f64(Matrix::from_row_major(n1, n1, g)) {
+            return g;
+        }
+    }
+    gradient_and_marginals_generic(w, x, rooting).1
 }
 
 /// [`gradient_and_marginals`] entry by entry on any scalar: its definition.
@@ -959,13 +1143,14 @@ fn product<Sm: Simd>(simd: Sm, s: Sm::f64s, w: Sm::f64s) -> Sm::f64s {
 /// over blocks of columns ([`column_blocks`]: the last moved back over
 /// columns already written, which it writes again with the same values;
 /// no masked load or store, which `pulp` makes a call). Fewer words than
-/// lanes take the scalar instruction set. Returns `(μ, G(X))` row-major.
-/// `O(n²)`.
+/// lanes take the scalar instruction set. Returns `(μ, G(X))` row-major;
+/// without `marginals`, `μ` empty (not formed). `O(n²)`.
 #[derive(Clone, Copy)]
 struct GradientRows<'a> {
     w: &'a Matrix<f64>,
     x: &'a Matrix<f64>,
     single: bool,
+    marginals: bool,
 }
 
 impl ColumnBody for GradientRows<'_> {
@@ -978,30 +1163,42 @@ impl ColumnBody for GradientRows<'_> {
     /// The body of [`GradientRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> (Vec<f64>, Vec<f64>) {
-        self.rows(simd, &mut Scratch::take())
+        let reads = &mut Scratch::take();
+        if self.marginals {
+            self.rows::<Sm, true>(simd, reads)
+        } else {
+            self.rows::<Sm, false>(simd, reads)
+        }
     }
 }
 
 impl GradientRows<'_> {
     /// [`GradientRows`]'s body with the word reads in `reads` (this
-    /// thread's scratch).
+    /// thread's scratch), the marginals formed if `MU`.
     #[inline(always)]
-    fn rows<Sm: Simd>(self, simd: Sm, reads: &mut Vec<f64>) -> (Vec<f64>, Vec<f64>) {
-        let GradientRows { w, x, single } = self;
+    fn rows<Sm: Simd, const MU: bool>(
+        self,
+        simd: Sm,
+        reads: &mut Vec<f64>,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let GradientRows { w, x, single, .. } = self;
         let n = x.rows();
         let n1 = n + 1;
         word_reads(x, single, false, reads);
         let (root, diagonal) = reads.split_at(n1);
         let (root, diagonal) = (&root[1..], &diagonal[1..]);
         let mut g = vec![0.0; n1 * n1];
-        let mut mu = vec![0.0; n1 * n1];
-        let rows = g
-            .chunks_exact_mut(n1)
-            .zip(mu.chunks_exact_mut(n1))
-            .zip(w.as_slice().chunks_exact(n1));
-        for (h, ((gr, ur), wr)) in rows.enumerate() {
+        let mut mu = if MU { vec![0.0; n1 * n1] } else { Vec::new() };
+        let rows = g.chunks_exact_mut(n1).zip(w.as_slice().chunks_exact(n1));
+        for (h, (gr, wr)) in rows.enumerate() {
             // Column `0` stays zero; the diagonal of `μ` is set after.
-            let (gr, ur, wr) = (&mut gr[1..], &mut ur[1..], &wr[1..]);
+            let (gr, wr) = (&mut gr[1..], &wr[1..]);
+            // This row of `μ` (empty, never written, without the marginals).
+            let ur = if MU {
+                &mut mu[h * n1 + 1..(h + 1) * n1]
+            } else {
+                &mut []
+            };
             let plain = match h {
                 0 => Some(root),
                 1 if single => Some(diagonal),
@@ -1011,7 +1208,9 @@ impl GradientRows<'_> {
                 for at in column_blocks(n, Sm::F64_LANES) {
                     let gx = load_lanes(simd, reads, at);
                     store_lanes(simd, gr, at, gx);
-                    store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
+                    if MU {
+                        store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
+                    }
                 }
             } else {
                 // Column `h − 1` of `X`, gathered lane by lane into a
@@ -1026,10 +1225,12 @@ impl GradientRows<'_> {
                     }
                     let gx = simd.sub_f64s(load_lanes(simd, diagonal, at), t);
                     store_lanes(simd, gr, at, gx);
-                    store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
+                    if MU {
+                        store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
+                    }
                 }
             }
-            if h > 0 {
+            if MU && h > 0 {
                 // No arc from a word to itself.
                 ur[h - 1] = 0.0;
             }
@@ -1565,9 +1766,19 @@ mod tests {
                     w: &w,
                     x: &x,
                     single,
+                    marginals: true,
                 })) {
                     assert_eq!(bits(&fast_mu), bits(mu.as_slice()), "{label} marginals");
                     assert_eq!(bits(&fast_g), bits(g.as_slice()), "{label} G(X)");
+                }
+                for (fast_mu, fast_g) in by_lanes(Narrow(GradientRows {
+                    w: &w,
+                    x: &x,
+                    single,
+                    marginals: false,
+                })) {
+                    assert!(fast_mu.is_empty(), "{label} no marginals");
+                    assert_eq!(bits(&fast_g), bits(g.as_slice()), "{label} G(X) alone");
                 }
                 let yt = y.transpose();
                 let v = product_glue_generic(&seed, &w, &g, &yt, rooting);
@@ -1590,6 +1801,91 @@ mod tests {
                 for fast in by_lanes(Narrow(adjoint)) {
                     assert_eq!(bits(&fast), bits(c.as_slice()), "{label} adjoint");
                 }
+            }
+        }
+    }
+
+    /// The column glue on `f64` ([`ColumnGlue`]) against its definition
+    /// entry by entry ([`vjp_glue_generic`]), bit for bit, under every
+    /// instruction set (`testing::by_lanes`): sizes 1–13 (both sides of
+    /// [`ROW_GLUE_FROM`]), both rootings, every case of the options, zero
+    /// weights and seeds, `−0`, entries where the skipped product would not
+    /// be zero (an infinite weight under a zero seed, NaN under a zero
+    /// weight), and weights on the diagonal and in column `0`, which no arc
+    /// reads.
+    #[test]
+    fn f64_column_glue_is_its_definition_in_every_instruction_set() {
+        use crate::testing::by_lanes;
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n in 1..=13 {
+                let n1 = n + 1;
+                let mut w = matrix(n1, n1, 31 + n as u64);
+                let mut seed = matrix(n1, n1, 37 + n as u64);
+                let mut x = matrix(n, n, 41 + n as u64);
+                let mut y = matrix(n, n, 43 + n as u64);
+                if n > 2 {
+                    (w[(1, 2)], seed[(1, 2)]) = (f64::INFINITY, 0.0);
+                    (w[(2, 1)], seed[(2, 1)]) = (0.0, f64::NAN);
+                    (w[(0, 3)], seed[(0, 3)]) = (-0.0, 1.5);
+                    (w[(2, 2)], w[(3, 0)]) = (1.25, -2.5);
+                    x[(1, 1)] = -0.0;
+                    x[(2, 0)] = -0.0;
+                    x[(0, 2)] = 0.0;
+                    y[(2, 2)] = -0.0;
+                    y[(0, 1)] = f64::NAN;
+                }
+                for (with_seed, with_y) in
+                    [(true, true), (false, false), (true, false), (false, true)]
+                {
+                    let (s, yy) = (with_seed.then_some(&seed), with_y.then_some(&y));
+                    let v = vjp_glue_generic(s, &w, &x, yy, rooting);
+                    let glue = ColumnGlue {
+                        seed: s.map(Matrix::as_slice),
+                        w: w.as_slice(),
+                        x: x.as_slice(),
+                        y: yy.map(Matrix::as_slice),
+                        n1,
+                        single: rooting == Rooting::Single,
+                    };
+                    for fast in by_lanes(glue) {
+                        assert_eq!(
+                            bits(&fast),
+                            bits(v.as_slice()),
+                            "{rooting:?} n = {n} ({with_seed}, {with_y})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marginals adopted from elsewhere ([`Dense::adopt_marginals`], here
+    /// [`marginals_from_inverse`] of the same weights and inverse, as the
+    /// factors form them) give every product the bits of the factors that
+    /// formed their own, on both sides of [`ROW_GLUE_FROM`] (where `G(X)`
+    /// is then formed alone), both rootings.
+    #[test]
+    fn adopted_marginals_give_the_same_products() {
+        for rooting in [Rooting::Multi, Rooting::Single] {
+            for n in [1, 5, ROW_GLUE_FROM - 1, ROW_GLUE_FROM, ROW_GLUE_FROM + 3] {
+                let mut w = matrix(n + 1, n + 1, 61 + n as u64).map(|x| x.abs() + 0.25);
+                for h in 0..=n {
+                    w[(h, 0)] = 0.0;
+                    w[(h, h)] = 0.0;
+                }
+                let seed = matrix(n + 1, n + 1, 67 + n as u64);
+                let own = Dense::new(w.clone(), rooting, PartialPivLu::new);
+                let adopted = Dense::new(w, rooting, PartialPivLu::new);
+                let x = adopted.inverse().expect("inverse");
+                adopted.adopt_marginals(marginals_from_inverse(adopted.weights(), x, rooting));
+                let label = format!("{rooting:?} n = {n}");
+                for _ in 0..2 {
+                    let a = own.marginals_vjp(&seed).expect("product");
+                    let b = adopted.marginals_vjp(&seed).expect("product");
+                    assert_eq!(bits(a.as_slice()), bits(b.as_slice()), "{label}");
+                }
+                let (a, b) = (own.marginals().expect("μ"), adopted.marginals().expect("μ"));
+                assert_eq!(bits(a.as_slice()), bits(b.as_slice()), "{label} marginals");
             }
         }
     }
