@@ -28,12 +28,15 @@ struct LastProduct<S> {
 /// has no constructor of `F` to hand it.
 type Escalation = Eliminated<f64, PartialPivLu<f64>>;
 
+/// The marginals `μ = w ⊙ G(X)` and, from [`ROW_GLUE_FROM`] words on,
+/// `G(X)` in the layout of the weights ([`gradient_and_marginals`]).
+type MarginalsAndGradient<S> = (Matrix<S>, Option<Matrix<S>>);
+
 /// From this many words on, the dense glue runs row by row: the marginals
 /// with `G(X)` ([`gradient_and_marginals`]) and each product from
 /// `(X Cᵀ X)ᵀ` ([`product_glue`]); below, column by column from `X` and
 /// `X Cᵀ X` ([`vjp_glue`]), whose fixed costs are lower. The same bits
-/// either way. (Marginals adopted from elsewhere, [`Dense::adopt_marginals`]:
-/// `G(X)` alone on the first product, [`gradient_of_inverse`].) Measured, callgrind instructions per `grad_entropy` call
+/// either way. Measured, callgrind instructions per `grad_entropy` call
 /// (`op_loop grad_entropy N REPS 0 f64`, single-root `N(0, 2²)` scores,
 /// rows against columns): `n = 5` +1.1%, `8` +1.6%, `10` +1.0%, `12`
 /// −0.2%, `16` −5.6%, `24` −8.9%, `36` −8.8%. With the rows in `f64`
@@ -71,14 +74,10 @@ pub struct Dense<F: Factorization> {
     lu: F,
     inverse: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
     /// The marginals from the inverse (the answer, the seed's centring, the
-    /// derivative check and the model's balancing read them), formed once
-    /// (from [`ROW_GLUE_FROM`] words on with `G(X)`, in one pass,
-    /// [`gradient_and_marginals`]), or adopted ([`Dense::adopt_marginals`]).
-    marginals: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
-    /// From [`ROW_GLUE_FROM`] words on, `G(X)` in the layout of the
-    /// weights (every product's glue reads it along rows), formed once,
-    /// alone ([`gradient_of_inverse`]) where the marginals were adopted.
-    gradient: OnceLock<Result<Matrix<F::Scalar>, Numerical>>,
+    /// derivative check and the model's balancing read them) and `G(X)` in
+    /// the layout of the weights (every product's glue reads it along
+    /// rows), formed once in one pass ([`gradient_and_marginals`]).
+    marginals: OnceLock<Result<MarginalsAndGradient<F::Scalar>, Numerical>>,
     /// The last seed of [`Factors::marginals_vjp`], its centred form and
     /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
     /// the product returned: the check of the same product reads it instead
@@ -116,7 +115,6 @@ impl<F: Factorization> Dense<F> {
             lu,
             inverse: OnceLock::new(),
             marginals: OnceLock::new(),
-            gradient: OnceLock::new(),
             last: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
@@ -201,63 +199,34 @@ impl<F: Factorization> Dense<F> {
         &self.lu
     }
 
-    /// Takes `mu` as these factors' marginals, if none are formed yet:
-    /// for a caller that formed them from the same weights and inverse
-    /// with the same operations (the same bits as
-    /// [`marginals_from_inverse`]; `Certified`'s entry-wise test), so
-    /// that the seed's centring and the derivative check read them and
-    /// the first product forms `G(X)` alone. `O(1)`.
-    #[allow(dead_code)] // Until `Certified` passes its dense marginals.
-    pub(crate) fn adopt_marginals(&self, mu: Matrix<F::Scalar>) {
-        // Already formed: those are kept (the same bits).
-        let _ = self.marginals.set(Ok(mu));
-    }
-
-    /// Whether products glue row by row ([`ROW_GLUE_FROM`]).
-    fn glue_by_rows(&self) -> bool {
-        self.weights.rows().saturating_sub(1) >= ROW_GLUE_FROM
-    }
-
-    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
-    /// kept, `O(n²)` once: from [`ROW_GLUE_FROM`] words on with `G(X)`
-    /// ([`gradient_and_marginals`]), below column by column
-    /// ([`marginals_from_inverse`]).
-    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
-        if self.glue_by_rows() && self.marginals.get().is_none() {
-            // Sets the marginals, formed in the same pass.
-            self.gradient()?;
-        }
+    /// The marginals `w ⊙ G(X)` and (from [`ROW_GLUE_FROM`] words on)
+    /// `G(X)` from the inverse, formed on first use and kept, `O(n²)` once
+    /// ([`gradient_and_marginals`], or [`marginals_from_inverse`] below).
+    fn mu_and_gradient(&self) -> Result<&MarginalsAndGradient<F::Scalar>, Numerical> {
         self.marginals
             .get_or_init(|| {
                 let x = self.inverse()?;
-                Ok(marginals_from_inverse(&self.weights, x, self.rooting))
+                Ok(if x.rows() >= ROW_GLUE_FROM {
+                    let (mu, g) = gradient_and_marginals(&self.weights, x, self.rooting);
+                    (mu, Some(g))
+                } else {
+                    (marginals_from_inverse(&self.weights, x, self.rooting), None)
+                })
             })
             .as_ref()
             .map_err(|&e| e)
     }
 
-    /// `G(X)` in the layout of the weights from [`ROW_GLUE_FROM`] words on
-    /// (`None` below), formed on first use and kept, `O(n²)` once: with the
-    /// marginals in one pass unless they are formed already
-    /// ([`gradient_and_marginals`], else [`gradient_of_inverse`]).
+    /// The marginals `w ⊙ G(X)` from the inverse, formed on first use and
+    /// kept, `O(n²)` once.
+    fn mu(&self) -> Result<&Matrix<F::Scalar>, Numerical> {
+        self.mu_and_gradient().map(|(mu, _)| mu)
+    }
+
+    /// `G(X)` in the layout of the weights, formed with the marginals from
+    /// [`ROW_GLUE_FROM`] words on (`None` below).
     fn gradient(&self) -> Result<Option<&Matrix<F::Scalar>>, Numerical> {
-        if !self.glue_by_rows() {
-            return Ok(None);
-        }
-        self.gradient
-            .get_or_init(|| {
-                let (w, x) = (&self.weights, self.inverse()?);
-                if self.marginals.get().is_some() {
-                    return Ok(gradient_of_inverse(w, x, self.rooting));
-                }
-                let (mu, g) = gradient_and_marginals(w, x, self.rooting);
-                // Unset just above (or set since with the same bits).
-                let _ = self.marginals.set(Ok(mu));
-                Ok(g)
-            })
-            .as_ref()
-            .map(Some)
-            .map_err(|&e| e)
+        self.mu_and_gradient().map(|(_, g)| g.as_ref())
     }
 
     /// [`Factorization::ln_det_error`] of the factorisation, computed on
@@ -920,13 +889,7 @@ fn gradient_and_marginals<S: Scalar>(
     if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
         let single = rooting == Rooting::Single;
         let n1 = w.rows();
-        let rows = GradientRows {
-            w,
-            x,
-            single,
-            marginals: true,
-        };
-        let (mu, g) = Arch::new().dispatch(Narrow(rows));
+        let (mu, g) = Arch::new().dispatch(Narrow(GradientRows { w, x, single }));
         let (mu, g) = (
             Matrix::from_row_major(n1, n1, mu),
             Matrix::from_row_major(n1, n1, g),
@@ -936,27 +899,6 @@ fn gradient_and_marginals<S: Scalar>(
         }
     }
     gradient_and_marginals_generic(w, x, rooting)
-}
-
-/// `G(X)` of [`gradient_and_marginals`] alone (the marginals not formed),
-/// the same bits. `O(n²)`, once per factors. On `f64`, [`GradientRows`]
-/// without its marginals.
-fn gradient_of_inverse<S: Scalar>(w: &Matrix<S>, x: &Matrix<S>, rooting: Rooting) -> Matrix<S> {
-    if let (Some(w), Some(x)) = (as_f64(w), as_f64(x)) {
-        let single = rooting == Rooting::Single;
-        let n1 = w.rows();
-        let rows = GradientRows {
-            w,
-            x,
-            single,
-            marginals: false,
-        };
-        let (_, g) = Arch::new().dispatch(Narrow(rows));
-        if let Some(g) = from_f64(Matrix::from_row_major(n1, n1, g)) {
-            return g;
-        }
-    }
-    gradient_and_marginals_generic(w, x, rooting).1
 }
 
 /// [`gradient_and_marginals`] entry by entry on any scalar: its definition.
@@ -1143,14 +1085,13 @@ fn product<Sm: Simd>(simd: Sm, s: Sm::f64s, w: Sm::f64s) -> Sm::f64s {
 /// over blocks of columns ([`column_blocks`]: the last moved back over
 /// columns already written, which it writes again with the same values;
 /// no masked load or store, which `pulp` makes a call). Fewer words than
-/// lanes take the scalar instruction set. Returns `(μ, G(X))` row-major;
-/// without `marginals`, `μ` empty (not formed). `O(n²)`.
+/// lanes take the scalar instruction set. Returns `(μ, G(X))` row-major.
+/// `O(n²)`.
 #[derive(Clone, Copy)]
 struct GradientRows<'a> {
     w: &'a Matrix<f64>,
     x: &'a Matrix<f64>,
     single: bool,
-    marginals: bool,
 }
 
 impl ColumnBody for GradientRows<'_> {
@@ -1163,42 +1104,30 @@ impl ColumnBody for GradientRows<'_> {
     /// The body of [`GradientRows`] under `simd`, whose lanes `n` covers.
     #[inline(always)]
     fn body<Sm: Simd>(self, simd: Sm) -> (Vec<f64>, Vec<f64>) {
-        let reads = &mut Scratch::take();
-        if self.marginals {
-            self.rows::<Sm, true>(simd, reads)
-        } else {
-            self.rows::<Sm, false>(simd, reads)
-        }
+        self.rows(simd, &mut Scratch::take())
     }
 }
 
 impl GradientRows<'_> {
     /// [`GradientRows`]'s body with the word reads in `reads` (this
-    /// thread's scratch), the marginals formed if `MU`.
+    /// thread's scratch).
     #[inline(always)]
-    fn rows<Sm: Simd, const MU: bool>(
-        self,
-        simd: Sm,
-        reads: &mut Vec<f64>,
-    ) -> (Vec<f64>, Vec<f64>) {
-        let GradientRows { w, x, single, .. } = self;
+    fn rows<Sm: Simd>(self, simd: Sm, reads: &mut Vec<f64>) -> (Vec<f64>, Vec<f64>) {
+        let GradientRows { w, x, single } = self;
         let n = x.rows();
         let n1 = n + 1;
         word_reads(x, single, false, reads);
         let (root, diagonal) = reads.split_at(n1);
         let (root, diagonal) = (&root[1..], &diagonal[1..]);
         let mut g = vec![0.0; n1 * n1];
-        let mut mu = if MU { vec![0.0; n1 * n1] } else { Vec::new() };
-        let rows = g.chunks_exact_mut(n1).zip(w.as_slice().chunks_exact(n1));
-        for (h, (gr, wr)) in rows.enumerate() {
+        let mut mu = vec![0.0; n1 * n1];
+        let rows = g
+            .chunks_exact_mut(n1)
+            .zip(mu.chunks_exact_mut(n1))
+            .zip(w.as_slice().chunks_exact(n1));
+        for (h, ((gr, ur), wr)) in rows.enumerate() {
             // Column `0` stays zero; the diagonal of `μ` is set after.
-            let (gr, wr) = (&mut gr[1..], &wr[1..]);
-            // This row of `μ` (empty, never written, without the marginals).
-            let ur = if MU {
-                &mut mu[h * n1 + 1..(h + 1) * n1]
-            } else {
-                &mut []
-            };
+            let (gr, ur, wr) = (&mut gr[1..], &mut ur[1..], &wr[1..]);
             let plain = match h {
                 0 => Some(root),
                 1 if single => Some(diagonal),
@@ -1208,9 +1137,7 @@ impl GradientRows<'_> {
                 for at in column_blocks(n, Sm::F64_LANES) {
                     let gx = load_lanes(simd, reads, at);
                     store_lanes(simd, gr, at, gx);
-                    if MU {
-                        store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
-                    }
+                    store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
                 }
             } else {
                 // Column `h − 1` of `X`, gathered lane by lane into a
@@ -1225,12 +1152,10 @@ impl GradientRows<'_> {
                     }
                     let gx = simd.sub_f64s(load_lanes(simd, diagonal, at), t);
                     store_lanes(simd, gr, at, gx);
-                    if MU {
-                        store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
-                    }
+                    store_lanes(simd, ur, at, weighted(simd, gx, load_lanes(simd, wr, at)));
                 }
             }
-            if MU && h > 0 {
+            if h > 0 {
                 // No arc from a word to itself.
                 ur[h - 1] = 0.0;
             }
@@ -1766,19 +1691,9 @@ mod tests {
                     w: &w,
                     x: &x,
                     single,
-                    marginals: true,
                 })) {
                     assert_eq!(bits(&fast_mu), bits(mu.as_slice()), "{label} marginals");
                     assert_eq!(bits(&fast_g), bits(g.as_slice()), "{label} G(X)");
-                }
-                for (fast_mu, fast_g) in by_lanes(Narrow(GradientRows {
-                    w: &w,
-                    x: &x,
-                    single,
-                    marginals: false,
-                })) {
-                    assert!(fast_mu.is_empty(), "{label} no marginals");
-                    assert_eq!(bits(&fast_g), bits(g.as_slice()), "{label} G(X) alone");
                 }
                 let yt = y.transpose();
                 let v = product_glue_generic(&seed, &w, &g, &yt, rooting);
@@ -1855,37 +1770,6 @@ mod tests {
                         );
                     }
                 }
-            }
-        }
-    }
-
-    /// Marginals adopted from elsewhere ([`Dense::adopt_marginals`], here
-    /// [`marginals_from_inverse`] of the same weights and inverse, as the
-    /// factors form them) give every product the bits of the factors that
-    /// formed their own, on both sides of [`ROW_GLUE_FROM`] (where `G(X)`
-    /// is then formed alone), both rootings.
-    #[test]
-    fn adopted_marginals_give_the_same_products() {
-        for rooting in [Rooting::Multi, Rooting::Single] {
-            for n in [1, 5, ROW_GLUE_FROM - 1, ROW_GLUE_FROM, ROW_GLUE_FROM + 3] {
-                let mut w = matrix(n + 1, n + 1, 61 + n as u64).map(|x| x.abs() + 0.25);
-                for h in 0..=n {
-                    w[(h, 0)] = 0.0;
-                    w[(h, h)] = 0.0;
-                }
-                let seed = matrix(n + 1, n + 1, 67 + n as u64);
-                let own = Dense::new(w.clone(), rooting, PartialPivLu::new);
-                let adopted = Dense::new(w, rooting, PartialPivLu::new);
-                let x = adopted.inverse().expect("inverse");
-                adopted.adopt_marginals(marginals_from_inverse(adopted.weights(), x, rooting));
-                let label = format!("{rooting:?} n = {n}");
-                for _ in 0..2 {
-                    let a = own.marginals_vjp(&seed).expect("product");
-                    let b = adopted.marginals_vjp(&seed).expect("product");
-                    assert_eq!(bits(a.as_slice()), bits(b.as_slice()), "{label}");
-                }
-                let (a, b) = (own.marginals().expect("μ"), adopted.marginals().expect("μ"));
-                assert_eq!(bits(a.as_slice()), bits(b.as_slice()), "{label} marginals");
             }
         }
     }
