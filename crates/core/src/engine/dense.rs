@@ -1651,6 +1651,28 @@ mod tests {
         m.iter().map(|x| x.to_bits()).collect()
     }
 
+    /// The inputs of the glue tests at `n` words: weights, seed, `X` and
+    /// `Y` drawn from `base`, and for `n > 2` the entries a skipped product
+    /// must not hide (a zero seed under an infinite weight, a NaN seed and
+    /// `Y` entry under a zero weight) and `−0` reads.
+    fn glue_case(n: usize, base: u64) -> [Matrix<f64>; 4] {
+        let n1 = n + 1;
+        let mut w = matrix(n1, n1, base + n as u64);
+        let mut seed = matrix(n1, n1, base + 2 + n as u64);
+        let mut x = matrix(n, n, base + 4 + n as u64);
+        let mut y = matrix(n, n, base + 6 + n as u64);
+        if n > 2 {
+            (w[(1, 2)], seed[(1, 2)]) = (f64::INFINITY, 0.0);
+            (w[(2, 1)], seed[(2, 1)]) = (0.0, f64::NAN);
+            (w[(0, 3)], seed[(0, 3)]) = (-0.0, 1.5);
+            x[(1, 1)] = -0.0;
+            x[(2, 0)] = -0.0;
+            y[(2, 2)] = -0.0;
+            y[(0, 1)] = f64::NAN;
+        }
+        [w, seed, x, y]
+    }
+
     /// The `f64` glue in whole vectors ([`GradientRows`], [`ProductRows`],
     /// [`AdjointRows`]) against their definitions entry by entry
     /// ([`gradient_and_marginals_generic`], [`product_glue_generic`],
@@ -1665,25 +1687,10 @@ mod tests {
         for rooting in [Rooting::Multi, Rooting::Single] {
             let single = rooting == Rooting::Single;
             for n in 1..=40 {
-                let n1 = n + 1;
-                let mut w = matrix(n1, n1, 3 + n as u64);
-                for h in 0..n1 {
+                let [mut w, seed, x, y] = glue_case(n, 3);
+                for h in 0..=n {
                     w[(h, 0)] = 0.0;
                     w[(h, h)] = 0.0;
-                }
-                let mut seed = matrix(n1, n1, 5 + n as u64);
-                let mut x = matrix(n, n, 7 + n as u64);
-                let mut y = matrix(n, n, 9 + n as u64);
-                if n > 2 {
-                    // A zero seed under an infinite weight, a NaN seed and
-                    // `Y` entry under a zero weight, `−0` reads.
-                    (w[(1, 2)], seed[(1, 2)]) = (f64::INFINITY, 0.0);
-                    (w[(2, 1)], seed[(2, 1)]) = (0.0, f64::NAN);
-                    (w[(0, 3)], seed[(0, 3)]) = (-0.0, 1.5);
-                    x[(1, 1)] = -0.0;
-                    x[(2, 0)] = -0.0;
-                    y[(2, 2)] = -0.0;
-                    y[(0, 1)] = f64::NAN;
                 }
                 let label = format!("{rooting:?} n = {n}");
                 let (mu, g) = gradient_and_marginals_generic(&w, &x, rooting);
@@ -1734,20 +1741,10 @@ mod tests {
         for rooting in [Rooting::Multi, Rooting::Single] {
             for n in 1..=13 {
                 let n1 = n + 1;
-                let mut w = matrix(n1, n1, 31 + n as u64);
-                let mut seed = matrix(n1, n1, 37 + n as u64);
-                let mut x = matrix(n, n, 41 + n as u64);
-                let mut y = matrix(n, n, 43 + n as u64);
+                let [mut w, seed, mut x, y] = glue_case(n, 31);
                 if n > 2 {
-                    (w[(1, 2)], seed[(1, 2)]) = (f64::INFINITY, 0.0);
-                    (w[(2, 1)], seed[(2, 1)]) = (0.0, f64::NAN);
-                    (w[(0, 3)], seed[(0, 3)]) = (-0.0, 1.5);
                     (w[(2, 2)], w[(3, 0)]) = (1.25, -2.5);
-                    x[(1, 1)] = -0.0;
-                    x[(2, 0)] = -0.0;
                     x[(0, 2)] = 0.0;
-                    y[(2, 2)] = -0.0;
-                    y[(0, 1)] = f64::NAN;
                 }
                 for (with_seed, with_y) in
                     [(true, true), (false, false), (true, false), (false, true)]
