@@ -19,9 +19,45 @@ use pulp::WithSimd;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArcFeatures<S> {
     dim: usize,
-    entries: Vec<(ArcRef, Vec<(usize, S)>)>,
+    /// Each entry's arc, in the order pushed.
+    arcs: Vec<ArcRef>,
+    /// Entry `e`'s `(coordinate, value)` pairs are `values[ends[e]..ends[e + 1]]`
+    /// (`ends[0] = 0`): one flat array for all entries.
+    ends: Vec<usize>,
+    values: Vec<(usize, S)>,
+    /// `Some(k)` while every entry has `k` pairs (`k = 1` and `2`, the
+    /// common shapes, take loops without offsets); `None` once two differ.
+    width: Option<usize>,
     reach: Reach,
 }
+
+/// The entries of [`ArcFeatures`], as pushed: each arc with its
+/// `(coordinate, value)` pairs ([`ArcFeatures::entries`]).
+#[derive(Clone, Debug)]
+pub struct Entries<'a, S> {
+    arcs: std::slice::Iter<'a, ArcRef>,
+    ends: std::slice::Windows<'a, usize>,
+    values: &'a [(usize, S)],
+}
+
+impl<'a, S> Iterator for Entries<'a, S> {
+    type Item = (ArcRef, &'a [(usize, S)]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let arc = *self.arcs.next()?;
+        let (start, end) = match self.ends.next()? {
+            &[start, end] => (start, end),
+            _ => return None,
+        };
+        Some((arc, self.values.get(start..end).unwrap_or(&[])))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.arcs.size_hint()
+    }
+}
+
+impl<S> ExactSizeIterator for Entries<'_, S> {}
 
 /// What the entries' arcs reach, kept up to date by [`ArcFeatures::push`]
 /// (a function of the entries): checking every arc against a graph is then
@@ -55,12 +91,37 @@ impl Reach {
     }
 }
 
+/// `$body` on each entry `($arc, $entry)` of the features `$r`, in order, a
+/// `for` loop (`continue` skips an entry): entries of one or two pairs
+/// throughout take fixed-width chunks of the flat array, others
+/// [`ArcFeatures::flat_entries`] (the body written out in each, so the hot
+/// loops stay inside their instruction-set dispatch). `O(R')`.
+macro_rules! for_each_entry {
+    ($r:expr, |$arc:ident, $entry:ident| $body:block) => {{
+        let r = $r;
+        match r.width {
+            Some(1) => {
+                for ($arc, $entry) in r.arcs.iter().zip(r.values.chunks_exact(1)) $body
+            }
+            Some(2) => {
+                for ($arc, $entry) in r.arcs.iter().zip(r.values.chunks_exact(2)) $body
+            }
+            _ => {
+                for ($arc, $entry) in r.flat_entries() $body
+            }
+        }
+    }};
+}
+
 impl<S: Scalar> ArcFeatures<S> {
     /// No features yet, of dimension `dim`.
     pub fn new(dim: usize) -> Self {
         ArcFeatures {
             dim,
-            entries: Vec::new(),
+            arcs: Vec::new(),
+            ends: vec![0],
+            values: Vec::new(),
+            width: None,
             reach: Reach::default(),
         }
     }
@@ -79,7 +140,14 @@ impl<S: Scalar> ArcFeatures<S> {
             });
         }
         self.reach = self.reach.with(arc);
-        self.entries.push((arc, values));
+        self.width = match (self.arcs.is_empty(), self.width) {
+            (true, _) => Some(values.len()),
+            (false, Some(k)) if k == values.len() => Some(k),
+            _ => None,
+        };
+        self.arcs.push(arc);
+        self.values.extend(values);
+        self.ends.push(self.values.len());
         Ok(())
     }
 
@@ -88,14 +156,35 @@ impl<S: Scalar> ArcFeatures<S> {
         self.dim
     }
 
-    /// The entries, as pushed.
-    pub fn entries(&self) -> &[(ArcRef, Vec<(usize, S)>)] {
-        &self.entries
+    /// The entries, as pushed: each arc with its `(coordinate, value)`
+    /// pairs. `O(1)` per entry.
+    pub fn entries(&self) -> Entries<'_, S> {
+        Entries {
+            arcs: self.arcs.iter(),
+            ends: self.ends.windows(2),
+            values: &self.values,
+        }
     }
 
-    /// The number of stored non-zeros `R'`-style: `Σ_e |r_e|`.
+    /// [`ArcFeatures::entries`] for the hot loops: each arc with its
+    /// pairs, cut from the front of the flat array (one comparison per
+    /// entry; stops at an inconsistent length, which `push` never makes).
+    fn flat_entries(&self) -> impl Iterator<Item = (&ArcRef, &[(usize, S)])> {
+        let mut values = &self.values[..];
+        let mut start = 0;
+        self.arcs
+            .iter()
+            .zip(self.ends.get(1..).unwrap_or(&[]))
+            .map_while(move |(arc, &end)| {
+                let (entry, tail) = values.split_at_checked(end.wrapping_sub(start))?;
+                (values, start) = (tail, end);
+                Some((arc, entry))
+            })
+    }
+
+    /// The number of stored non-zeros `R'`-style: `Σ_e |r_e|`. `O(1)`.
     pub fn nonzeros(&self) -> usize {
-        self.entries.iter().map(|(_, v)| v.len()).sum()
+        self.values.len()
     }
 
     /// Checks every entry's arc against a graph of `n` words and `labels`
@@ -105,20 +194,17 @@ impl<S: Scalar> ArcFeatures<S> {
         if self.reach.within(n, labels) {
             return Ok(());
         }
-        self.entries
-            .iter()
-            .try_for_each(|(arc, _)| arc_of(n, labels, *arc))
+        self.arcs.iter().try_for_each(|arc| arc_of(n, labels, *arc))
     }
 
     /// The same features in another number type.
     pub fn map<T: Scalar>(&self, mut f: impl FnMut(&S) -> T) -> ArcFeatures<T> {
         ArcFeatures {
             dim: self.dim,
-            entries: self
-                .entries
-                .iter()
-                .map(|(a, v)| (*a, v.iter().map(|(i, x)| (*i, f(x))).collect()))
-                .collect(),
+            arcs: self.arcs.clone(),
+            ends: self.ends.clone(),
+            values: self.values.iter().map(|(i, x)| (*i, f(x))).collect(),
+            width: self.width,
             reach: self.reach,
         }
     }
@@ -211,7 +297,7 @@ impl<E: Engine> Model<E> {
         let n1 = self.n() + 1;
         for (arc, values) in r.entries() {
             let (h, m) = (arc.head, arc.dependent);
-            let share = (SHARES && arc.label.is_some()).then(|| self.share(*arc));
+            let share = (SHARES && arc.label.is_some()).then(|| self.share(arc));
             let mu_e = &mu[h * n1 + m];
             let weight = match &share {
                 Some(s) => mu_e.clone() * s.clone(),
@@ -348,7 +434,7 @@ fn expect_additive_f64<S: Scalar>(mu: &Matrix<S>, r: &ArcFeatures<S>) -> Option<
     let (mut top, mut rest) = (vec![usize::MAX; n1], vec![0.0; n1]);
     pulp::Arch::new().dispatch(AdditiveF64 {
         mu: mu.as_slice(),
-        entries: r.entries(),
+        r,
         top: &mut top,
         rest: &mut rest,
         total: &mut total,
@@ -365,7 +451,7 @@ fn expect_additive_f64<S: Scalar>(mu: &Matrix<S>, r: &ArcFeatures<S>) -> Option<
 /// the dispatch for the three-operand instructions). `O(n² + R')`.
 struct AdditiveF64<'a> {
     mu: &'a [f64],
-    entries: &'a [(ArcRef, Vec<(usize, f64)>)],
+    r: &'a ArcFeatures<f64>,
     top: &'a mut [usize],
     rest: &'a mut [f64],
     total: &'a mut [(f64, f64)],
@@ -385,9 +471,10 @@ impl WithSimd for AdditiveF64<'_> {
         }
         .with_simd(simd);
         let total = self.total;
-        for (arc, values) in self.entries {
+        let mu = self.mu;
+        for_each_entry!(self.r, |arc, entry| {
             let (h, m) = (arc.head, arc.dependent);
-            let Some(&w) = self.mu.get(h * n1 + m) else {
+            let Some(&w) = mu.get(h * n1 + m) else {
                 continue;
             };
             if w == 0.0 {
@@ -395,7 +482,7 @@ impl WithSimd for AdditiveF64<'_> {
             }
             match (top.get(m), rest.get(m)) {
                 (Some(&t), Some(&rest_m)) if t == h => {
-                    for &(i, v) in values {
+                    for &(i, v) in entry {
                         if let Some(t) = total.get_mut(i) {
                             two_sum(t, -(v * rest_m));
                             two_sum(t, v);
@@ -412,14 +499,14 @@ impl WithSimd for AdditiveF64<'_> {
                     };
                     // One or two coordinates (the common shapes) as
                     // straight-line code, the same terms in the same order.
-                    match values.as_slice() {
-                        &[x] => add(&[x]),
-                        &[x, y] => add(&[x, y]),
-                        values => add(values),
+                    match *entry {
+                        [x] => add(&[x]),
+                        [x, y] => add(&[x, y]),
+                        _ => add(entry),
                     }
                 }
             }
-        }
+        });
     }
 }
 
@@ -468,14 +555,23 @@ impl WithSimd for TopAndRestF64<'_> {
     }
 }
 
-/// [`Compensated::add`] on `f64`: `x` into `(sum, carry)`, the same six
-/// operations in the same order.
+/// [`Compensated::add`] on `f64`: `x` into `(sum, carry)`, the same bits.
+/// Knuth's two-sum there and Dekker's fast two-sum here, with the larger
+/// operand first, both give the rounding error of `s = sum + x` exactly (a
+/// double in round-to-nearest, `+0` when none): the same `s`, error and
+/// carry in three additions instead of six (five with both orders formed
+/// and one selected, as LLVM compiles it on x86: still one fewer, and a
+/// shorter chain). A sum that overflows carries a NaN or an infinity
+/// against the other's NaN: its value is NaN either way.
 #[inline(always)]
 fn two_sum((sum, carry): &mut (f64, f64), x: f64) {
     let s = *sum + x;
-    let x_part = s - *sum;
-    let sum_part = s - x_part;
-    *carry += (*sum - sum_part) + (x - x_part);
+    let error = if sum.abs() >= x.abs() {
+        x - (s - *sum)
+    } else {
+        *sum - (s - x)
+    };
+    *carry += error;
     *sum = s;
 }
 
@@ -494,7 +590,7 @@ fn contract_f64<S: Scalar>(r: &ArcFeatures<S>, a: &[S], seed: &mut Matrix<S>) ->
     let a: Vec<f64> = a.iter().map(Scalar::to_f64).collect();
     let n1 = seed.rows();
     pulp::Arch::new().dispatch(ContractF64 {
-        entries: r.entries(),
+        r,
         a: &a,
         seed: seed.as_mut_slice(),
         n1,
@@ -506,7 +602,7 @@ fn contract_f64<S: Scalar>(r: &ArcFeatures<S>, a: &[S], seed: &mut Matrix<S>) ->
 /// in the entry's order, added to `seed[h][m]`; entries naming a label are
 /// the caller's to exclude. `O(R')`.
 struct ContractF64<'a> {
-    entries: &'a [(ArcRef, Vec<(usize, f64)>)],
+    r: &'a ArcFeatures<f64>,
     a: &'a [f64],
     seed: &'a mut [f64],
     n1: usize,
@@ -527,18 +623,19 @@ impl WithSimd for ContractF64<'_> {
             }
             g
         };
-        for (arc, values) in self.entries {
+        let (seed, n1) = (self.seed, self.n1);
+        for_each_entry!(self.r, |arc, entry| {
             // One or two coordinates (the common shapes) as straight-line
             // code, the same sum.
-            let g = match values.as_slice() {
+            let g = match entry {
                 &[x] => sum(&[x]),
                 &[x, y] => sum(&[x, y]),
                 values => sum(values),
             };
-            if let Some(x) = self.seed.get_mut(arc.head * self.n1 + arc.dependent) {
+            if let Some(x) = seed.get_mut(arc.head * n1 + arc.dependent) {
                 *x += g;
             }
-        }
+        });
     }
 }
 
@@ -724,6 +821,45 @@ mod tests {
         f
     }
 
+    /// `two_sum` is Knuth's two-sum of [`Compensated::add`], bit for bit,
+    /// on sums of hostile terms: magnitudes from `2⁻¹⁰⁸⁰` (subnormal) to
+    /// `2¹⁰⁰⁰`, both signs, zeros of both signs, exact negations of the sum
+    /// and terms of its magnitude (the branch's tie), each sum's `(sum,
+    /// carry)` compared after every term.
+    #[test]
+    fn two_sum_is_knuths() {
+        let mut u = uniform(97);
+        for round in 0..200 {
+            let (mut fast, mut knuth) = ((0.0, 0.0), Compensated::<f64>::zero());
+            // Each round its own range of exponents, so that some sums stay
+            // near their terms and others dwarf them.
+            let (low, span) = ((u() * 2080.0) as i32 - 1080, 1 + (u() * 120.0) as i32);
+            for _ in 0..60 {
+                let sign = if u() < 0.5 { -1.0 } else { 1.0 };
+                let x = match u() {
+                    c if c < 0.05 => 0.0 * sign,
+                    c if c < 0.1 => -fast.0,
+                    c if c < 0.15 => fast.0 * sign,
+                    _ => {
+                        sign * (1.0 + u()) * 2f64.powi((low + (u() * span as f64) as i32).min(1000))
+                    }
+                };
+                two_sum(&mut fast, x);
+                knuth.add(x);
+                assert_eq!(
+                    fast.0.to_bits(),
+                    knuth.sum.to_bits(),
+                    "round {round}, x = {x:e}"
+                );
+                assert_eq!(
+                    fast.1.to_bits(),
+                    knuth.carry.to_bits(),
+                    "round {round}, x = {x:e}"
+                );
+            }
+        }
+    }
+
     #[derive(Clone, Copy)]
     struct AdditivePass<'a> {
         mu: &'a [f64],
@@ -739,7 +875,7 @@ mod tests {
             let (mut top, mut rest) = (vec![usize::MAX; self.n1], vec![0.0; self.n1]);
             AdditiveF64 {
                 mu: self.mu,
-                entries: self.r.entries(),
+                r: self.r,
                 top: &mut top,
                 rest: &mut rest,
                 total: &mut total,
@@ -816,7 +952,7 @@ mod tests {
         fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<f64> {
             let mut seed = vec![0.0; self.n1 * self.n1];
             ContractF64 {
-                entries: self.r.entries(),
+                r: self.r,
                 a: self.a,
                 seed: &mut seed,
                 n1: self.n1,

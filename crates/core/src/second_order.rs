@@ -197,8 +197,8 @@ impl<E: Engine> Model<E> {
         algorithm: SecondOrder,
     ) -> Result<SecondOrder> {
         // Every feature arc is checked once, whichever route runs.
-        for (arc, _) in r.entries().iter().chain(s.entries()) {
-            self.check_arc(*arc)?;
+        for (arc, _) in r.entries().chain(s.entries()) {
+            self.check_arc(arc)?;
         }
         if algorithm != SecondOrder::Auto {
             return Ok(algorithm);
@@ -307,12 +307,12 @@ impl<E: Engine> Model<E> {
         r: &ArcFeatures<E::Scalar>,
         s: &ArcFeatures<E::Scalar>,
     ) -> Result<Matrix<E::Scalar>> {
-        let route = self.pair_route(r.entries().iter().map(|(e, _)| *e))?;
+        let route = self.pair_route(r.entries().map(|(e, _)| e))?;
         let mu = self.marginals()?;
         let mut t = Matrix::zeros(r.dim(), s.dim());
         for (e, re) in r.entries() {
             for (f, sf) in s.entries() {
-                let p = self.pair_by(&route, &mu, *e, *f);
+                let p = self.pair_by(&route, &mu, e, f);
                 if p.is_zero() {
                     continue;
                 }
@@ -336,7 +336,7 @@ impl<E: Engine> Model<E> {
         let mut by_coordinate: Vec<Vec<(ArcRef, E::Scalar)>> = vec![Vec::new(); r.dim()];
         for (arc, values) in r.entries() {
             for (i, v) in values {
-                by_coordinate[*i].push((*arc, v.clone()));
+                by_coordinate[*i].push((arc, v.clone()));
             }
         }
         let labels = self.labels();
