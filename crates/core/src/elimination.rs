@@ -214,6 +214,8 @@
 //! assert!((mu[(2, 1)] - 8.0 / 11.0).abs() < 1e-15);
 //! ```
 
+use std::any::Any;
+use std::cell::Cell;
 use std::fmt::Debug;
 use std::ops::Range;
 
@@ -507,6 +509,11 @@ impl<P: NonNegative> Leading<P> {
 /// the rows they all update ([`Work::eliminate_block`]).
 const FUSED_STEPS: usize = 4;
 
+/// On graphs of at most this many words the elimination runs step by step
+/// ([`Work::eliminate_run`]): each step updates the rows alive whole, with
+/// no block sweep.
+const UNFUSED_UP_TO: usize = 32;
+
 /// The graph being eliminated: `r` words, arcs `r × r` row-major (`[h][m]`
 /// is `h → m`; the diagonal is never read), root weights as leading terms.
 #[derive(Clone, Debug)]
@@ -521,30 +528,39 @@ struct Work<P> {
 
 impl<P: NonNegative> Work<P> {
     fn new(weights: &Matrix<P>, rooting: Rooting) -> Self {
+        let mut work = Work {
+            r: 0,
+            arcs: Vec::new(),
+            root: Vec::new(),
+            tiny: false,
+        };
+        work.fill(weights, rooting);
+        work
+    }
+
+    /// `self = Work::new(weights, rooting)`, in `self`'s buffers (no
+    /// allocation once they are large enough).
+    fn fill(&mut self, weights: &Matrix<P>, rooting: Rooting) {
         let r = weights.rows() - 1;
         let n1 = r + 1;
-        let mut arcs = Vec::with_capacity(r * r);
+        self.r = r;
+        self.tiny = false;
+        self.arcs.clear();
+        self.arcs.reserve(r * r);
         for (h, row) in weights.as_slice().chunks_exact(n1).skip(1).enumerate() {
-            arcs.extend_from_slice(&row[1..]);
-            arcs[h * r + h] = P::nil();
+            self.arcs.extend_from_slice(&row[1..]);
+            self.arcs[h * r + h] = P::nil();
         }
         let order = match rooting {
             Rooting::Multi => 0,
             Rooting::Single => 1,
         };
-        let root = weights.as_slice()[1..n1]
-            .iter()
-            .map(|w| Leading {
+        self.root.clear();
+        self.root
+            .extend(weights.as_slice()[1..n1].iter().map(|w| Leading {
                 value: w.clone(),
                 order,
-            })
-            .collect();
-        Work {
-            r,
-            arcs,
-            root,
-            tiny: false,
-        }
+            }));
     }
 
     /// `self = other.clone()`, in `self`'s buffers (no allocation once they
@@ -581,7 +597,8 @@ impl<P: NonNegative> Work<P> {
 
     /// Eliminates the `count` words from `first` on, upwards when `forward`
     /// (step `k` leaves `k+1..r` alive) or downwards from `first` (leaving
-    /// `0..k`), [`FUSED_STEPS`] steps at a time ([`Work::eliminate_block`]);
+    /// `0..k`), [`FUSED_STEPS`] steps at a time ([`Work::eliminate_block`];
+    /// one at a time on at most [`UNFUSED_UP_TO`] words);
     /// pushes each step's pivot and root multiplier onto `steps`, and writes
     /// step `i`'s multipliers into `lowers[i r..(i + 1) r]` when given.
     fn eliminate_run(
@@ -589,12 +606,59 @@ impl<P: NonNegative> Work<P> {
         first: usize,
         count: usize,
         forward: bool,
-        mut lowers: Option<&mut [P]>,
+        lowers: Option<&mut [P]>,
         steps: &mut Vec<(Leading<P>, Leading<P>)>,
         scratch: &mut Scratch<P>,
     ) {
+        let unfused = self.r <= UNFUSED_UP_TO;
+        self.eliminate_run_as(first, count, forward, lowers, steps, scratch, unfused);
+    }
+
+    /// [`Work::eliminate_run`], step by step when `unfused`, else in blocks
+    /// of [`FUSED_STEPS`].
+    #[allow(clippy::too_many_arguments)]
+    fn eliminate_run_as(
+        &mut self,
+        first: usize,
+        count: usize,
+        forward: bool,
+        mut lowers: Option<&mut [P]>,
+        steps: &mut Vec<(Leading<P>, Leading<P>)>,
+        scratch: &mut Scratch<P>,
+        unfused: bool,
+    ) {
         let r = self.r;
         let mut own = std::mem::take(&mut scratch.lowers);
+        if unfused {
+            // Step by step: each step updates every row alive whole, each
+            // entry taking the steps' rank-one updates in step order, as the
+            // block sweep sums them ([`Work::eliminate_block`]): the same
+            // numbers, bit for bit, without the sweep's per-row set-up,
+            // which on small graphs cost more than the updates.
+            let mut applied = std::mem::take(&mut scratch.applied);
+            for i in 0..count {
+                let (k, alive) = if forward {
+                    (first + i, first + i + 1..r)
+                } else {
+                    (first - i, 0..first - i)
+                };
+                let lower = match lowers.as_deref_mut() {
+                    Some(lowers) => &mut lowers[i * r..(i + 1) * r],
+                    None => {
+                        own.clear();
+                        own.resize(r, P::nil());
+                        &mut own[..]
+                    }
+                };
+                applied.clear();
+                applied.resize(r, false);
+                let step = self.step(k, alive.clone(), &alive, lower, &mut applied, scratch);
+                steps.push(step);
+            }
+            scratch.applied = applied;
+            scratch.lowers = own;
+            return;
+        }
         let mut done = 0;
         while done < count {
             let b = (count - done).min(FUSED_STEPS);
@@ -698,7 +762,8 @@ impl<P: NonNegative> Work<P> {
 
     /// One step of [`Work::eliminate_block`]: eliminates word `k`, `alive`
     /// (a range not containing `k`) the words that remain, of which
-    /// `later` (a range at one end of `alive`) are the block's later words,
+    /// `later` (a range at one end of `alive`, or all of it when the steps
+    /// run unfused) are the block's later words,
     /// whose rows it updates whole; the other rows get only their entries
     /// in the columns `later`, the rest waits for the block's sweep. Returns
     /// the pivot and the root multiplier `ρ[k] / d_k`; writes the
@@ -814,13 +879,12 @@ impl<P: NonNegative> Work<P> {
             // The block's later rows whole; in the other rows only the
             // block's later columns (at most three entries, the rest waits
             // for the sweep), and nothing at the block's last step.
-            let whole = (later.start - first_row) * r + alive.start
-                ..(later.end - first_row) * r + alive.start;
-            for (h, row) in (later.start..).zip(rows[whole].chunks_mut(r)) {
+            for h in later.clone() {
                 if applied[h] {
                     // `accumulate` with one term, inlined.
                     let l = &lower[h];
-                    for (x, y) in row[..alive.len()].iter_mut().zip(row_k) {
+                    let at = (h - first_row) * r + alive.start;
+                    for (x, y) in rows[at..at + alive.len()].iter_mut().zip(row_k) {
                         x.add_product(l, y);
                     }
                 }
@@ -899,18 +963,19 @@ impl<P: NonNegative> Scratch<P> {
         }
     }
 
-    /// Buffers large enough for any step of a marginal pass on at most `r`
+    /// Room in the buffers for any step of a marginal pass on at most `r`
     /// words: no buffer grows (and reallocates) during the pass, which on
     /// small graphs (`n ≤ 20`, one product per sentence) cost a few
     /// percent. None is allocated that the pass never uses: the suffix
     /// sums when [`NonNegative::FRACTION_READS_REST`] is off, and `lowers`
     /// (the pass keeps every step's multipliers on its own stack).
-    fn for_words(r: usize) -> Self {
-        Scratch {
-            suffix: Vec::with_capacity(if P::FRACTION_READS_REST { r + 1 } else { 0 }),
-            applied: Vec::with_capacity(FUSED_STEPS * r),
-            lowers: Vec::new(),
+    fn reserve(&mut self, r: usize) {
+        self.suffix.clear();
+        self.applied.clear();
+        if P::FRACTION_READS_REST {
+            self.suffix.reserve(r + 1);
         }
+        self.applied.reserve(FUSED_STEPS * r);
     }
 }
 
@@ -1181,8 +1246,10 @@ fn checked_marginals_with<P: NonNegative>(
         Some((head, pivots)) => Start::Head(head, pivots),
         None => Start::Whole,
     };
-    let (nu, root_nu, tiny) = whole_pass(weights, rooting, start)?;
-    Ok((weighted(weights, &nu, &root_nu), tiny))
+    let (pass, tiny) = whole_pass(weights, rooting, start)?;
+    let mu = weighted(weights, &pass.nu, &pass.root_nu);
+    pass.give_back();
+    Ok((mu, tiny))
 }
 
 /// `w ⊙ ν` in the `(n+1) × (n+1)` layout from the pass's `ν` (`n × n`,
@@ -1256,7 +1323,8 @@ fn gradient_with<P: NonNegative>(
     rooting: Rooting,
 ) -> Result<(Matrix<P>, bool), Numerical> {
     let n = weights.rows() - 1;
-    let (nu, root_nu, tiny) = whole_pass(weights, rooting, Start::Whole)?;
+    let (pass, tiny) = whole_pass(weights, rooting, Start::Whole)?;
+    let (nu, root_nu) = (&pass.nu, &pass.root_nu);
     let grad = Matrix::from_fn(n + 1, n + 1, |h, m| {
         if m == 0 || h == m {
             P::nil()
@@ -1266,28 +1334,31 @@ fn gradient_with<P: NonNegative>(
             nu[(h - 1) * n + m - 1].clone()
         }
     });
+    pass.give_back();
     Ok((grad, tiny))
 }
 
 /// The marginal pass of [`checked_marginals`] and [`gradient_with`] on all of `weights` from `start`
 /// (`Whole` or `Head`), its error naming the first zero pivot of the
 /// natural order.
-#[allow(clippy::type_complexity)]
 fn whole_pass<P: NonNegative>(
     weights: &Matrix<P>,
     rooting: Rooting,
     start: Start<'_, P>,
-) -> Result<(Vec<P>, Vec<P>, bool), Numerical> {
+) -> Result<(Box<Pass<P>>, bool), Numerical> {
     // The divide and conquer eliminates the words in the natural order along
     // its last branches (the first half, then the first half of the rest, …),
     // so its pivots are those of `Elimination::new`, bit for bit: no second
     // forward elimination is needed to find `Z = 0` or an extreme pivot.
-    run_pass(Work::new(weights, rooting), rooting, start).map_err(|e| {
+    let mut pass = Pass::take(weights.rows() - 1);
+    let work = pass.work(weights, rooting);
+    match run_pass(work, rooting, start, &mut pass) {
+        Ok(tiny) => Ok((pass, tiny)),
         // Report the first zero pivot of the natural order, as before.
-        Elimination::new(weights, rooting)
+        Err(e) => Err(Elimination::new(weights, rooting)
             .zero_pivot()
-            .map_or(e, |pivot| Numerical::Singular { pivot })
-    })
+            .map_or(e, |pivot| Numerical::Singular { pivot })),
+    }
 }
 
 /// The marginals of the arcs into the words `columns` only (`1..=n`, the
@@ -1334,7 +1405,10 @@ pub fn checked_column_marginals<P: NonNegative>(
     } else {
         Start::Columns(split)
     };
-    let (nu, root_nu, tiny) = run_pass(Work::new(&permuted, rooting), rooting, start)?;
+    let mut pass = Pass::take(n);
+    let work = pass.work(&permuted, rooting);
+    let tiny = run_pass(work, rooting, start, &mut pass)?;
+    let (nu, root_nu) = (&pass.nu, &pass.root_nu);
     let mut mu = Matrix::from_fn(n + 1, n + 1, |_, _| P::nil());
     for m in split + 1..=n {
         let column = order[m];
@@ -1352,6 +1426,7 @@ pub fn checked_column_marginals<P: NonNegative>(
             mu[(head, column)] = w.times(g);
         }
     }
+    pass.give_back();
     Ok((mu, tiny))
 }
 
@@ -1367,43 +1442,30 @@ enum Start<'a, P> {
     Head(&'a Head<P>, &'a [Leading<P>]),
 }
 
-/// The marginal pass on `work` (`n` words) from `start`: `ν` for the arcs
-/// (`n × n`, word heads) and the root arcs, and whether a product left
-/// `f64`'s safe range. The words eliminated first in order give the
-/// pivots, checked for `Z = 0` and extremes.
-#[allow(clippy::type_complexity)]
+/// The marginal pass on `work` (`n` words, those of `pass`, fresh from
+/// [`Pass::take`]) from `start`: `ν` for the arcs (`n × n`, word heads) into
+/// `pass.nu` and for the root arcs into `pass.root_nu`; returns whether a
+/// product left `f64`'s safe range. The words eliminated first in order
+/// give the pivots, checked for `Z = 0` and extremes.
 fn run_pass<P: NonNegative>(
     work: Work<P>,
     rooting: Rooting,
     start: Start<'_, P>,
-) -> Result<(Vec<P>, Vec<P>, bool), Numerical> {
+    pass: &mut Pass<P>,
+) -> Result<bool, Numerical> {
     let n = work.r;
-    let mut pass = Pass {
-        n,
-        nu: vec![P::nil(); n * n],
-        nu_root: vec![Leading::nil(); n],
-        pivots: Vec::with_capacity(n),
-        roots_extreme: false,
-        // At most `n²` multipliers and `n` steps are ever stacked (the
-        // levels of one path of the recursion: `n²/2 + n²/8 + …`).
-        lowers: Vec::with_capacity(n * n),
-        root_lowers: Vec::with_capacity(n),
-        steps: Vec::with_capacity(n),
-        spare: Vec::new(),
-        scratch: Scratch::for_words(n),
-    };
     let tiny = match start {
-        Start::Whole => gradient(work, 0, true, &mut pass)?,
+        Start::Whole => gradient(work, 0, true, pass)?,
         Start::Columns(split) => {
             let tiny = work.tiny;
-            branch(work, 0..split, 0, true, tiny, &mut pass)?
+            branch(work, 0..split, 0, true, tiny, pass)?
         }
         Start::Head(head, pivots) => {
             // As `gradient` at the top: the first branch, then the natural
             // one, whose steps the head holds.
             let half = n / 2;
             let mut tiny = work.tiny;
-            tiny |= branch(work, half..n, 0, false, tiny, &mut pass)?;
+            tiny |= branch(work, half..n, 0, false, tiny, pass)?;
             if let Some(k) = pivots[..half].iter().position(Leading::is_nil) {
                 return Err(Numerical::Singular { pivot: k });
             }
@@ -1412,27 +1474,28 @@ fn run_pass<P: NonNegative>(
             let at = (pass.lowers.len(), pass.root_lowers.len());
             pass.lowers.extend_from_slice(&head.lowers);
             pass.root_lowers.extend_from_slice(&head.root_lowers);
-            let work = head.work.clone();
-            tiny | finish(work, 0..half, 0, true, tiny, &mut pass, at)?
+            let mut work = pass.spare.pop().unwrap_or_else(|| Work {
+                r: 0,
+                arcs: Vec::new(),
+                root: Vec::new(),
+                tiny: false,
+            });
+            work.copy_from(&head.work);
+            tiny | finish(work, 0..half, 0, true, tiny, pass, at)?
         }
     };
-    let Pass {
-        nu,
-        nu_root,
-        pivots,
-        roots_extreme,
-        ..
-    } = pass;
     let elimination = Elimination {
-        pivots,
+        pivots: std::mem::take(&mut pass.pivots),
         rooting,
-        tiny: roots_extreme,
+        tiny: pass.roots_extreme,
         head: None,
     };
-    if let Some(pivot) = elimination.zero_pivot() {
+    let (zero_pivot, extreme) = (elimination.zero_pivot(), elimination.is_extreme());
+    pass.pivots = elimination.pivots;
+    if let Some(pivot) = zero_pivot {
         return Err(Numerical::Singular { pivot });
     }
-    let tiny = tiny || elimination.is_extreme();
+    let tiny = tiny || extreme;
     // Root weights enter as `t ρ` for single-root trees: `∂/∂ρ = t ∂/∂(tρ)`.
     let t = Leading {
         value: P::unit(),
@@ -1441,12 +1504,14 @@ fn run_pass<P: NonNegative>(
             Rooting::Single => 1,
         },
     };
-    let root_nu = nu_root
-        .iter()
-        .enumerate()
-        .map(|(m, x)| x.times(&t).at_zero(tiny, m))
-        .collect::<Result<Vec<P>, Numerical>>()?;
-    Ok((nu, root_nu, tiny))
+    let Pass {
+        nu_root, root_nu, ..
+    } = pass;
+    root_nu.clear();
+    for (m, x) in nu_root.iter().enumerate() {
+        root_nu.push(x.times(&t).at_zero(tiny, m)?);
+    }
+    Ok(tiny)
 }
 
 /// A non-negative value `a` with a signed tangent `ȧ` (forward-mode
@@ -1857,7 +1922,8 @@ pub fn marginals_jvp_sized<D: Tangent>(
     });
     // The marginals `w ⊙ ν` of `checked_marginals`, read straight into the
     // three outputs (no matrix of `ν` nor of the marginals in `D`).
-    let (nu, root_nu, tiny) = whole_pass(&seeded, rooting, Start::Whole)?;
+    let (pass, tiny) = whole_pass(&seeded, rooting, Start::Whole)?;
+    let (nu, root_nu) = (&pass.nu, &pass.root_nu);
     let n1 = weights.rows();
     let n = n1 - 1;
     // Row-major slices: the same numbers as entry by entry through
@@ -1888,6 +1954,7 @@ pub fn marginals_jvp_sized<D: Tangent>(
             spread[i] = mu.tangent_spread();
         }
     }
+    pass.give_back();
     let [v, size, spread] = out.map(|x| Matrix::from_row_major(n1, n1, x));
     Ok((v, [size, spread], tiny))
 }
@@ -2966,6 +3033,107 @@ struct Pass<P> {
     /// Graphs no longer needed, whose buffers the next copies reuse.
     spare: Vec<Work<P>>,
     scratch: Scratch<P>,
+    /// `∂ ln Z` for the root weights at `t = 0`: the pass's output.
+    root_nu: Vec<P>,
+}
+
+thread_local! {
+    /// The buffers of the passes that ran last on this thread, one per
+    /// number type ([`Pass::take`]).
+    static PASSES: Cell<Vec<Box<dyn Any>>> = const { Cell::new(Vec::new()) };
+}
+
+/// A pass's buffers are kept for the next pass on its thread when its graph
+/// had at most this many words (a few hundred kilobytes on `f64`).
+const RETAIN_WORDS: usize = 128;
+
+/// At most this many number types keep a pass's buffers per thread.
+const RETAIN_TYPES: usize = 8;
+
+impl<P: NonNegative> Pass<P> {
+    /// The buffers of a pass on `n` words, emptied: those of the last pass
+    /// in `P` on this thread ([`Pass::give_back`]), or new ones. A corpus
+    /// of short sentences allocated every buffer afresh per sentence (about
+    /// a dozen allocations per pass, in sizes that change from sentence to
+    /// sentence); now a pass allocates only where it outgrows the last.
+    /// The numbers do not depend on the buffers: every entry read is
+    /// written first in this pass. `O(n²)` (the clearing of `ν`).
+    fn take(n: usize) -> Box<Self> {
+        let kept = PASSES
+            .try_with(|cell| {
+                let mut slots = cell.take();
+                let found = slots.iter().position(|b| b.is::<Self>());
+                let pass = found.map(|i| slots.swap_remove(i));
+                cell.set(slots);
+                pass
+            })
+            .ok()
+            .flatten()
+            .and_then(|b| b.downcast::<Self>().ok());
+        let mut pass = kept.unwrap_or_else(|| {
+            Box::new(Pass {
+                n: 0,
+                nu: Vec::new(),
+                nu_root: Vec::new(),
+                pivots: Vec::new(),
+                roots_extreme: false,
+                lowers: Vec::new(),
+                root_lowers: Vec::new(),
+                steps: Vec::new(),
+                spare: Vec::new(),
+                scratch: Scratch::new(),
+                root_nu: Vec::new(),
+            })
+        });
+        pass.n = n;
+        pass.nu.clear();
+        pass.nu.resize(n * n, P::nil());
+        pass.nu_root.clear();
+        pass.nu_root.resize(n, Leading::nil());
+        pass.pivots.clear();
+        pass.pivots.reserve(n);
+        pass.roots_extreme = false;
+        // At most `n²` multipliers and `n` steps are ever stacked (the
+        // levels of one path of the recursion: `n²/2 + n²/8 + …`).
+        pass.lowers.clear();
+        pass.lowers.reserve(n * n);
+        pass.root_lowers.clear();
+        pass.root_lowers.reserve(n);
+        pass.steps.clear();
+        pass.steps.reserve(n);
+        pass.scratch.reserve(n);
+        pass.root_nu.clear();
+        pass.root_nu.reserve(n);
+        pass
+    }
+
+    /// The graph of `weights` ([`Work::new`]) in a spare graph's buffers.
+    fn work(&mut self, weights: &Matrix<P>, rooting: Rooting) -> Work<P> {
+        match self.spare.pop() {
+            Some(mut work) => {
+                work.fill(weights, rooting);
+                work
+            }
+            None => Work::new(weights, rooting),
+        }
+    }
+
+    /// Keeps the buffers for the next pass in `P` on this thread (unless the
+    /// graph was large, [`RETAIN_WORDS`]). Every graph a pass takes from the
+    /// spares ([`Pass::work`], [`gradient`]) goes back to them at a leaf of
+    /// the recursion, so their number stays that of the deepest path.
+    fn give_back(self: Box<Self>) {
+        if self.n > RETAIN_WORDS {
+            return;
+        }
+        let _ = PASSES.try_with(|cell| {
+            let mut slots = cell.take();
+            if slots.len() < RETAIN_TYPES {
+                slots.push(self);
+            }
+            cell.set(slots);
+        });
+    }
 }
 
 /// `∂ ln Z` with respect to every arc weight (word heads, at `t = 0`) and
@@ -3395,6 +3563,7 @@ mod tests {
                         steps: Vec::new(),
                         spare: Vec::new(),
                         scratch: Scratch::new(),
+                        root_nu: Vec::new(),
                     };
                     if gradient(Work::new(&w, rooting), 0, true, &mut pass).is_err() {
                         assert!(natural.zero_pivot().is_some(), "n = {n}, seed {seed}");
@@ -3406,6 +3575,102 @@ mod tests {
                         assert_eq!((a.value, a.order), (b.value, b.order), "n = {n}");
                     }
                 }
+            }
+        }
+    }
+
+    /// Step by step (`Work::eliminate_run` on small graphs) the elimination
+    /// forms the numbers of the fused blocks, its definition: every pivot,
+    /// multiplier, root weight and arc alive after the run bit for bit,
+    /// in both directions, on `f64` and on dual numbers (whose multipliers
+    /// read the rest of the pivot), with zero arcs and both rootings.
+    #[test]
+    fn unfused_steps_are_the_fused_ones() {
+        // `count` words eliminated upwards from `0`, or downwards from the last.
+        fn check<P: NonNegative>(w: &Matrix<P>, rooting: Rooting, count: usize, forward: bool) {
+            let bits = |x: &P| format!("{x:?}");
+            let run = |unfused: bool| {
+                let mut work = Work::new(w, rooting);
+                let r = work.r;
+                let mut lowers = vec![P::nil(); count * r];
+                let mut steps = Vec::new();
+                let mut scratch = Scratch::new();
+                let start = if forward { 0 } else { r - 1 };
+                work.eliminate_run_as(
+                    start,
+                    count,
+                    forward,
+                    Some(&mut lowers),
+                    &mut steps,
+                    &mut scratch,
+                    unfused,
+                );
+                let alive = if forward {
+                    start + count..r
+                } else {
+                    0..start + 1 - count
+                };
+                let mut out: Vec<String> = lowers.iter().map(bits).collect();
+                for (p, l) in &steps {
+                    out.extend([bits(&p.value), p.order.to_string()]);
+                    out.extend([bits(&l.value), l.order.to_string()]);
+                }
+                for h in alive.clone() {
+                    for m in alive.clone().filter(|&m| m != h) {
+                        out.push(bits(&work.arcs[h * r + m]));
+                    }
+                    out.extend([bits(&work.root[h].value), work.root[h].order.to_string()]);
+                }
+                out.push(work.tiny.to_string());
+                out
+            };
+            assert_eq!(run(true), run(false), "count {count}, forward {forward}");
+        }
+        for n in [2, 3, 5, 6, 9, 14, 23] {
+            for seed in 0..3 {
+                for rooting in Rooting::ALL {
+                    let mut w = seeded(n, seed, 1e-3);
+                    // A few zero arcs, so that some multipliers are not formed.
+                    for h in 0..=n {
+                        w[(h, 1 + (h * 7 + seed as usize) % n)] = 0.0;
+                    }
+                    let tangent = |x: f64| if x == 0.0 { 0.0 } else { x.ln().sin() };
+                    let dual = w.map(|&x| Dual::new(x, tangent(x)));
+                    for count in [1, n / 2, n - 1] {
+                        for forward in [true, false] {
+                            check(&w, rooting, count, forward);
+                            check(&dual, rooting, count, forward);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A pass on the buffers the thread's last passes left (of other sizes,
+    /// in other number types) returns the bits of a pass on fresh buffers
+    /// (its first on a new thread).
+    #[test]
+    fn reused_buffers_give_the_bits_of_fresh_ones() {
+        let tangent = |x: f64| if x == 0.0 { 0.0 } else { x.ln().cos() };
+        let fresh = |w: &Matrix<f64>, rooting: Rooting| {
+            let w = w.clone();
+            std::thread::spawn(move || {
+                let mu = marginals(&w, rooting).map(|mu| mu.map(|x| x.to_bits()));
+                let dual = w.map(|&x| Dual::new(x, tangent(x)));
+                let jvp = marginals(&dual, rooting).map(|mu| mu.map(|x| format!("{x:?}")));
+                (mu, jvp)
+            })
+            .join()
+            .expect("the pass runs")
+        };
+        for (i, n) in [7, 12, 3, 7, 30, 1, 7, 140, 12].into_iter().enumerate() {
+            for rooting in Rooting::ALL {
+                let w = seeded(n, i as u64, 1e-2);
+                let mu = marginals(&w, rooting).map(|mu| mu.map(|x| x.to_bits()));
+                let dual = w.map(|&x| Dual::new(x, tangent(x)));
+                let jvp = marginals(&dual, rooting).map(|mu| mu.map(|x| format!("{x:?}")));
+                assert_eq!((mu, jvp), fresh(&w, rooting), "n = {n}, {rooting:?}");
             }
         }
     }

@@ -508,21 +508,21 @@ fn scaled_product<'a, P: NonNegative>(factors: impl Iterator<Item = &'a P>) -> O
     Some((mantissa, exponent))
 }
 
-/// [`elimination::marginals`] of `weights` in `P` as `f64`, rerun in log
-/// space when a forward product of the run fell below `f64`'s normal range
+/// [`elimination::marginals`] of `weights` in `f64`, rerun in log space
+/// when a forward product of the run fell below `f64`'s normal range
 /// ([`elimination::checked_marginals`]): the marginals of [`Eliminated`],
 /// without its forward elimination for `ln Z` (for callers that have `ln Z`
 /// already). `≈ 1.3 n³` multiply-adds.
 ///
 /// # Errors
 /// As [`elimination::marginals`].
-pub(crate) fn eliminated_marginals<P: NonNegative>(
-    weights: &Matrix<P>,
+pub(crate) fn eliminated_marginals(
+    weights: &Matrix<f64>,
     rooting: Rooting,
 ) -> Result<Matrix<f64>, Numerical> {
     let (mu, tiny) = elimination::checked_marginals(weights, rooting)?;
     if !tiny {
-        return Ok(mu.map(NonNegative::to_weight));
+        return Ok(mu);
     }
     let logs = in_log_space(weights);
     Ok(elimination::marginals(&logs, rooting)?.map(NonNegative::to_weight))
