@@ -296,7 +296,7 @@ impl<F: Factorization<Scalar = f64>> Certified<F> {
             let scaled = scale.scaled_roots(&weights);
             (Some(weights), scaled)
         };
-        let dense = Dense::new(scaled, rooting, factorize).with_product_estimates();
+        let dense = Dense::new(scaled, rooting, factorize);
         let error = dense.lu().ln_det_error();
         let (sign, ln) = dense.ln_abs_det();
         let ln = unscaled_ln(ln, scale);
@@ -702,8 +702,8 @@ impl<F: Factorization<Scalar = f64>> Factors for Certified<F> {
         if super::eliminated::spread_beyond_f64(self.given()) {
             return self.eliminated().marginals_vjp(seed);
         }
-        let v = self.dense.marginals_vjp(seed)?;
-        match self.dense.product_route(seed, &v)? {
+        let (v, route) = self.dense.marginals_vjp_routed(seed)?;
+        match route {
             DenseRoute::Dense(_) => Ok(v),
             DenseRoute::Elimination => self.eliminated().marginals_vjp(seed),
         }

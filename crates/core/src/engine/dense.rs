@@ -22,6 +22,10 @@ struct LastProduct<S> {
     accuracy: Option<VjpAccuracy>,
 }
 
+/// A vector–Jacobian product `v` and the centred seed it was formed from
+/// ([`Dense`]'s `product`).
+type ProductAndCentred<S> = (Matrix<S>, Matrix<S>);
+
 /// The elimination a dense `f64` engine escalates single-root products to
 /// ([`Dense::with_derivative_check`]). Its own dense factorisation (for
 /// solves, which no product reads) is core's [`PartialPivLu`]: `Dense<F>`
@@ -78,8 +82,8 @@ pub struct Dense<F: Factorization> {
     /// the layout of the weights (every product's glue reads it along
     /// rows), formed once in one pass ([`gradient_and_marginals`]).
     marginals: OnceLock<Result<MarginalsAndGradient<F::Scalar>, Numerical>>,
-    /// The last seed of [`Factors::marginals_vjp`], its centred form and
-    /// (single-root, with [`Dense::with_derivative_check`]) the estimate of
+    /// With [`Dense::with_derivative_check`]: the last seed of
+    /// [`Factors::marginals_vjp`], its centred form and (single-root) the estimate of
     /// the product returned: the check of the same product reads it instead
     /// of centring and estimating again (`O(n²)` saved; the model asks for
     /// the check right after the product).
@@ -90,9 +94,6 @@ pub struct Dense<F: Factorization> {
     /// Whether vector–Jacobian products are refused when
     /// [`VjpAccuracy`] says they keep fewer than [`DERIVATIVE_BITS`](super::DERIVATIVE_BITS).
     check_derivatives: bool,
-    /// Whether the caller estimates every product
-    /// ([`Dense::product_route`]): the centred seed is kept for it.
-    estimate_products: bool,
     /// With [`Dense::with_derivative_check`] (`f64` only): the single-root
     /// products that only the residuals' second opinion doubts go to the elimination.
     escalate: Option<Escalate<F>>,
@@ -118,50 +119,55 @@ impl<F: Factorization> Dense<F> {
             last: Mutex::new(None),
             ln_det_error: OnceLock::new(),
             check_derivatives: false,
-            estimate_products: false,
             escalate: None,
             escalation: OnceLock::new(),
         }
     }
 
-    /// These factors, keeping each product's centred seed for
-    /// [`Dense::product_route`] (one `O(n²)` copy per product).
-    pub(crate) fn with_product_estimates(mut self) -> Self {
-        self.estimate_products = true;
-        self
-    }
-
-    /// [`dense_route`] for the product `v` of `seed` just returned by
-    /// [`Factors::marginals_vjp`], as [`Certified`](super::Certified) takes
-    /// it (no refusal of its own: the estimate with the residuals' second
-    /// opinion single-root, [`SINGLE_ROOT_RESIDUAL_FACTOR`](super::SINGLE_ROOT_RESIDUAL_FACTOR),
-    /// and the margin decide), from the marginals and the centred seed that product
-    /// formed (the same bits, without forming them again), `O(n²)`.
-    pub(crate) fn product_route(
+    /// [`Factors::marginals_vjp`] of `seed` with [`dense_route`] for the
+    /// product, as [`Certified`](super::Certified) takes it (no refusal of
+    /// its own: the estimate with the residuals' second opinion
+    /// single-root, [`SINGLE_ROOT_RESIDUAL_FACTOR`](super::SINGLE_ROOT_RESIDUAL_FACTOR),
+    /// and the margin decide), from the marginals and the centred seed the
+    /// product formed: nothing kept between the two (no copy of the seed,
+    /// no comparison of it, no lock). `O(n³)` for the product, `O(n²)` for
+    /// the route.
+    pub(crate) fn marginals_vjp_routed(
         &self,
         seed: &Matrix<F::Scalar>,
-        v: &Matrix<F::Scalar>,
-    ) -> Result<DenseRoute, Numerical> {
-        let (x, mu) = (self.inverse()?, self.mu()?);
-        let centred = self.centred_of(seed, mu);
+    ) -> Result<(Matrix<F::Scalar>, DenseRoute), Numerical> {
+        let (v, centred) = self.product(seed)?;
         let product = DenseProduct {
             centred: &centred,
             weights: &self.weights,
-            x,
-            mu,
-            v,
+            x: self.inverse()?,
+            mu: self.mu()?,
+            v: &v,
             rooting: self.rooting,
         };
-        Ok(dense_route(&product, false))
+        let route = dense_route(&product, false);
+        Ok((v, route))
     }
 
-    /// The centred seed the last product kept, if it was `seed`'s;
-    /// otherwise formed again ([`centred_with`]).
-    fn centred_of(&self, seed: &Matrix<F::Scalar>, mu: &Matrix<F::Scalar>) -> Matrix<F::Scalar> {
-        match self.last_of(seed) {
-            Some(last) => last.centred,
-            None => centred_with(seed, &self.weights, mu, self.rooting),
-        }
+    /// The product `v` of [`Factors::marginals_vjp`] (without its check)
+    /// and the centred seed it was formed from ([`centred_with`]). `O(n³)`.
+    fn product(&self, seed: &Matrix<F::Scalar>) -> Result<ProductAndCentred<F::Scalar>, Numerical> {
+        let x = self.inverse()?;
+        let w = &self.weights;
+        let rooting = self.rooting;
+        let centred = centred_with(seed, w, self.mu()?, rooting);
+        let c = weighted_adjoint(&centred, w, rooting);
+        let v = match self.gradient()? {
+            Some(gx) => {
+                let yt = self.lu.inverse_sandwich_transposed(x, c)?;
+                product_glue(&centred, w, gx, &yt, rooting)
+            }
+            None => {
+                let y = self.lu.inverse_sandwich(x, c)?;
+                vjp_glue(Some(&centred), w, x, Some(&y), rooting)
+            }
+        };
+        Ok((v, centred))
     }
 
     /// What the last product kept, if its seed was `seed` (taken: the
@@ -384,23 +390,10 @@ impl<F: Factorization> Factors for Dense<F> {
     /// Only the rounding of `ḡ_hm − c_m` itself (relative to the result) is
     /// added, which the estimate [`VjpAccuracy`] covers with `s = max |ḡ'|`.
     fn marginals_vjp(&self, seed: &Matrix<F::Scalar>) -> Result<Matrix<F::Scalar>, Numerical> {
-        let x = self.inverse()?;
-        let w = &self.weights;
-        let rooting = self.rooting;
-        let centred = centred_with(seed, w, self.mu()?, rooting);
-        let c = weighted_adjoint(&centred, w, rooting);
-        let v = match self.gradient()? {
-            Some(gx) => {
-                let yt = self.lu.inverse_sandwich_transposed(x, c)?;
-                product_glue(&centred, w, gx, &yt, rooting)
-            }
-            None => {
-                let y = self.lu.inverse_sandwich(x, c)?;
-                vjp_glue(Some(&centred), w, x, Some(&y), rooting)
-            }
-        };
+        let (v, centred) = self.product(seed)?;
+        let (x, w, rooting) = (self.inverse()?, &self.weights, self.rooting);
         let Some(escalate) = self.escalate.filter(|_| rooting == Rooting::Single) else {
-            if self.check_derivatives || self.estimate_products {
+            if self.check_derivatives {
                 self.keep(seed, centred, None);
             }
             return Ok(v);
@@ -1642,6 +1635,41 @@ mod tests {
             dense.eliminated_vjp(&seed).expect("escalated product");
             let escalation = dense.escalation.get().expect("escalation formed");
             assert!(!escalation.dense_formed(), "n = {n}");
+        }
+    }
+
+    /// `marginals_vjp_routed` (what `Certified` takes) is its definition:
+    /// the product of [`Factors::marginals_vjp`], bit for bit, and
+    /// [`dense_route`] (no refusal) of that product from the seed centred
+    /// anew ([`centred_with`]) and the marginals; both rootings, on both
+    /// sides of [`ROW_GLUE_FROM`] (column and row glue).
+    #[test]
+    fn routed_product_is_the_product_and_its_route() {
+        for n in [1, 2, 5, 10, 11, 12, 13, 20] {
+            for rooting in [Rooting::Single, Rooting::Multi] {
+                let mut w = matrix(n + 1, n + 1, 3 + n as u64).map(|x| x.abs());
+                for h in 0..=n {
+                    w[(h, 0)] = 0.0;
+                    w[(h, h)] = 0.0;
+                }
+                let seed = matrix(n + 1, n + 1, 29 + n as u64).map(|x| 40.0 * x + 3.0);
+                let routed = Dense::new(w.clone(), rooting, PartialPivLu::new);
+                let (v, route) = routed.marginals_vjp_routed(&seed).expect("routed product");
+                let plain = Dense::new(w.clone(), rooting, PartialPivLu::new);
+                let expected = plain.marginals_vjp(&seed).expect("product");
+                assert_eq!(bits(v.as_slice()), bits(expected.as_slice()), "n = {n}");
+                let (x, mu) = (plain.inverse().expect("X"), plain.mu().expect("μ"));
+                let centred = centred_with(&seed, &w, mu, rooting);
+                let product = DenseProduct {
+                    centred: &centred,
+                    weights: &w,
+                    x,
+                    mu,
+                    v: &expected,
+                    rooting,
+                };
+                assert_eq!(route, dense_route(&product, false), "n = {n} {rooting:?}");
+            }
         }
     }
 
