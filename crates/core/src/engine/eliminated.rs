@@ -1178,4 +1178,102 @@ mod tests {
         }
         assert!(yes > 200 && no > 200, "beyond {yes}, within {no}");
     }
+
+    /// `Accuracy::of`'s estimated error (its norm and the arc of the largest
+    /// entry) is that of its definition, bit for bit: the entry of each
+    /// column whose marginal exceeds `1/2` replaced by the sum of the
+    /// column's other errors (all such entries listed first, then replaced),
+    /// and single-root the root arc above `1/2` by the sum of the other root
+    /// errors unless listed. Random products, sizes (some zero or infinite
+    /// spreads) and marginals (some columns with an entry above `1/2`, at
+    /// the root or a word), both rootings.
+    #[test]
+    fn accuracy_error_is_its_definition() {
+        use super::{Accuracy, ELIMINATION_ERROR_FACTOR};
+        use crate::graph::Rooting;
+        use spantree_bruteforce::random::SplitMix64;
+        let definition = |spread: &Matrix<f64>, size: &Matrix<f64>, mu: &Matrix<f64>, r| {
+            let n1 = mu.rows();
+            let c = ELIMINATION_ERROR_FACTOR * f64::EPSILON * ((n1 - 1) as f64).sqrt();
+            let mut e = Matrix::from_fn(n1, n1, |h, m| {
+                let q = c * spread[(h, m)];
+                if q.is_finite() && (q > 0.0 || size[(h, m)] == 0.0) {
+                    q
+                } else {
+                    c * size[(h, m)]
+                }
+            });
+            let mut fixed = Vec::new();
+            for m in 1..n1 {
+                if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5) {
+                    fixed.push((t, m));
+                }
+            }
+            for &(t, m) in &fixed {
+                e[(t, m)] = (0..n1)
+                    .filter(|&h| h != m && h != t)
+                    .map(|h| e[(h, m)])
+                    .sum();
+            }
+            if r == Rooting::Single {
+                if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
+                    if !fixed.contains(&(0, m)) {
+                        e[(0, m)] = (1..n1).filter(|&j| j != m).map(|j| e[(0, j)]).sum();
+                    }
+                }
+            }
+            let total = e.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+            let mut worst = (0, 1);
+            for h in 0..n1 {
+                for m in 1..n1 {
+                    if e[(h, m)] > e[worst] {
+                        worst = (h, m);
+                    }
+                }
+            }
+            (total, worst)
+        };
+        let mut rng = SplitMix64::new(26);
+        let mut replaced = 0;
+        for n1 in 2..=12 {
+            for case in 0..30 {
+                let v = Matrix::from_fn(
+                    n1,
+                    n1,
+                    |h, m| {
+                        if m == 0 || h == m {
+                            0.0
+                        } else {
+                            rng.normal()
+                        }
+                    },
+                );
+                let size = v.map(|x| x.abs() * rng.uniform_in(1.0, 4.0));
+                let spread = size.map(|&s| match rng.below(10) {
+                    0 => 0.0,
+                    1 => f64::INFINITY,
+                    _ => s * rng.uniform(),
+                });
+                let mu = Matrix::from_fn(n1, n1, |h, m| {
+                    if m == 0 || h == m {
+                        0.0
+                    } else if rng.chance(0.3) {
+                        rng.uniform_in(0.5, 1.0)
+                    } else {
+                        rng.uniform() * 0.5
+                    }
+                });
+                replaced += (1..n1)
+                    .filter(|&m| (0..n1).any(|h| mu[(h, m)] > 0.5))
+                    .count();
+                for r in [Rooting::Single, Rooting::Multi] {
+                    let a = Accuracy::of(&v, [&size, &spread], &mu, r, false);
+                    let (total, worst) = definition(&spread, &size, &mu, r);
+                    assert_eq!(a.error.to_bits(), total.to_bits(), "n1 = {n1} case {case}");
+                    assert_eq!(a.arc, worst, "n1 = {n1} case {case}");
+                }
+            }
+        }
+        assert!(replaced > 300, "{replaced} columns replaced");
+    }
 }
