@@ -342,7 +342,9 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         seed: &Matrix<f64>,
         escalate: bool,
     ) -> Result<(Matrix<f64>, Accuracy), Numerical> {
-        let mu = self.marginals()?;
+        // Borrowed from the cache, not cloned as `Factors::marginals` returns
+        // them (one allocation and copy of `(n+1)²` numbers per product).
+        let mu = self.cached_marginals().as_ref().map_err(Clone::clone)?;
         let n1 = self.weights.rows();
         // Every single-root tree adds the same seed: the product is exactly 0.
         if self.rooting == Rooting::Single
@@ -373,12 +375,12 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
         };
         let rest = roots().fold(0.0f64, |a, m| a.max((seed[(0, m)] - offset).abs()));
         let split = offset.abs() > rest;
-        let anchored = nearly_certain(&mu, self.rooting);
+        let anchored = nearly_certain(mu, self.rooting);
         let judged = anchored || spread_beyond_f64(&self.weights);
         // The split offset is taken from the root seeds as the elimination
         // seeds its numbers (exactly on anchored ones), like the centring.
         let split_offset = if split { offset } else { 0.0 };
-        let direction = centred(seed, &self.weights, &mu, self.rooting, split_offset);
+        let direction = centred(seed, &self.weights, mu, self.rooting, split_offset);
         let per_root = if split { Some(self.root_jvp()?) } else { None };
         // J 1_root keeps a few n ε relative to its own entries
         // (`elimination::root_scaling_jvp`): its size is itself.
@@ -399,7 +401,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             (v, [size, spread])
         };
         let judge = |(mut v, [mut size, mut spread]): Sized| {
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, judged);
+            let accuracy = Accuracy::of(&v, [&size, &spread], mu, self.rooting, judged);
             if accuracy.bits >= DERIVATIVE_BITS {
                 return ((v, [size, spread]), accuracy);
             }
@@ -412,7 +414,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
                 &self.weights,
                 self.rooting,
             );
-            let accuracy = Accuracy::of(&v, [&size, &spread], &mu, self.rooting, judged);
+            let accuracy = Accuracy::of(&v, [&size, &spread], mu, self.rooting, judged);
             ((v, [size, spread]), accuracy)
         };
         let (first, accuracy) = judge(with_roots(self.jvp(&direction, anchored)?));
@@ -449,6 +451,24 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Eliminated<P, F> {
             }
             _ => Ok((first.0, accuracy)),
         }
+    }
+
+    /// [`Factors::marginals`], formed once and borrowed (the products read
+    /// them without a copy): from the first half of the forward elimination
+    /// ([`Elimination::checked_marginals`]); in log space when a forward
+    /// product of the `f64` run fell below `f64`'s normal range
+    /// ([`elimination::checked_marginals`]).
+    fn cached_marginals(&self) -> &Result<Matrix<f64>, Numerical> {
+        self.marginals.get_or_init(|| match &self.forward {
+            Some(forward) if P::F64_PIVOTS => {
+                let weights = self.scaled.map(|&w| P::from_weight(w));
+                match forward.checked_marginals(&weights) {
+                    Ok((mu, false)) => Ok(mu.map(NonNegative::to_weight)),
+                    _ => eliminated_marginals(&self.scaled, self.rooting),
+                }
+            }
+            _ => eliminated_marginals(&self.scaled, self.rooting),
+        })
     }
 
     /// `det L` as `(mantissa, exponent)` from `f64` pivots, formed once:
@@ -665,18 +685,19 @@ impl Accuracy {
                 .map(|h| e[(h, skip.1)])
                 .sum()
         };
-        let mut fixed = Vec::new();
+        // Each column has at most one entry replaced, summed from its own
+        // column's other entries, which no other replacement touches: in
+        // place, column by column, the same numbers as all sums first (and
+        // no list of the replaced entries to allocate).
+        let fixed = |m: usize| (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5);
         for m in 1..n1 {
-            if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5) {
-                fixed.push((t, m));
+            if let Some(t) = fixed(m) {
+                error[(t, m)] = column_sum(&error, (t, m));
             }
-        }
-        for &(t, m) in &fixed {
-            error[(t, m)] = column_sum(&error, (t, m));
         }
         if rooting == Rooting::Single {
             if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
-                if !fixed.contains(&(0, m)) {
+                if fixed(m) != Some(0) {
                     error[(0, m)] = (1..n1).filter(|&j| j != m).map(|j| error[(0, j)]).sum();
                 }
             }
@@ -1046,18 +1067,7 @@ impl<P: WithTangent, F: Factorization<Scalar = f64>> Factors for Eliminated<P, F
     /// product of the `f64` run fell below `f64`'s normal range
     /// ([`elimination::checked_marginals`]).
     fn marginals(&self) -> Result<Matrix<f64>, Numerical> {
-        self.marginals
-            .get_or_init(|| match &self.forward {
-                Some(forward) if P::F64_PIVOTS => {
-                    let weights = self.scaled.map(|&w| P::from_weight(w));
-                    match forward.checked_marginals(&weights) {
-                        Ok((mu, false)) => Ok(mu.map(NonNegative::to_weight)),
-                        _ => eliminated_marginals(&self.scaled, self.rooting),
-                    }
-                }
-                _ => eliminated_marginals(&self.scaled, self.rooting),
-            })
-            .clone()
+        self.cached_marginals().clone()
     }
 
     /// `J ḡ` by the elimination on dual numbers
@@ -1167,5 +1177,103 @@ mod tests {
             }
         }
         assert!(yes > 200 && no > 200, "beyond {yes}, within {no}");
+    }
+
+    /// `Accuracy::of`'s estimated error (its norm and the arc of the largest
+    /// entry) is that of its definition, bit for bit: the entry of each
+    /// column whose marginal exceeds `1/2` replaced by the sum of the
+    /// column's other errors (all such entries listed first, then replaced),
+    /// and single-root the root arc above `1/2` by the sum of the other root
+    /// errors unless listed. Random products, sizes (some zero or infinite
+    /// spreads) and marginals (some columns with an entry above `1/2`, at
+    /// the root or a word), both rootings.
+    #[test]
+    fn accuracy_error_is_its_definition() {
+        use super::{Accuracy, ELIMINATION_ERROR_FACTOR};
+        use crate::graph::Rooting;
+        use spantree_bruteforce::random::SplitMix64;
+        let definition = |spread: &Matrix<f64>, size: &Matrix<f64>, mu: &Matrix<f64>, r| {
+            let n1 = mu.rows();
+            let c = ELIMINATION_ERROR_FACTOR * f64::EPSILON * ((n1 - 1) as f64).sqrt();
+            let mut e = Matrix::from_fn(n1, n1, |h, m| {
+                let q = c * spread[(h, m)];
+                if q.is_finite() && (q > 0.0 || size[(h, m)] == 0.0) {
+                    q
+                } else {
+                    c * size[(h, m)]
+                }
+            });
+            let mut fixed = Vec::new();
+            for m in 1..n1 {
+                if let Some(t) = (0..n1).find(|&h| h != m && mu[(h, m)] > 0.5) {
+                    fixed.push((t, m));
+                }
+            }
+            for &(t, m) in &fixed {
+                e[(t, m)] = (0..n1)
+                    .filter(|&h| h != m && h != t)
+                    .map(|h| e[(h, m)])
+                    .sum();
+            }
+            if r == Rooting::Single {
+                if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
+                    if !fixed.contains(&(0, m)) {
+                        e[(0, m)] = (1..n1).filter(|&j| j != m).map(|j| e[(0, j)]).sum();
+                    }
+                }
+            }
+            let total = e.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+            let mut worst = (0, 1);
+            for h in 0..n1 {
+                for m in 1..n1 {
+                    if e[(h, m)] > e[worst] {
+                        worst = (h, m);
+                    }
+                }
+            }
+            (total, worst)
+        };
+        let mut rng = SplitMix64::new(26);
+        let mut replaced = 0;
+        for n1 in 2..=12 {
+            for case in 0..30 {
+                let v = Matrix::from_fn(
+                    n1,
+                    n1,
+                    |h, m| {
+                        if m == 0 || h == m {
+                            0.0
+                        } else {
+                            rng.normal()
+                        }
+                    },
+                );
+                let size = v.map(|x| x.abs() * rng.uniform_in(1.0, 4.0));
+                let spread = size.map(|&s| match rng.below(10) {
+                    0 => 0.0,
+                    1 => f64::INFINITY,
+                    _ => s * rng.uniform(),
+                });
+                let mu = Matrix::from_fn(n1, n1, |h, m| {
+                    if m == 0 || h == m {
+                        0.0
+                    } else if rng.chance(0.3) {
+                        rng.uniform_in(0.5, 1.0)
+                    } else {
+                        rng.uniform() * 0.5
+                    }
+                });
+                replaced += (1..n1)
+                    .filter(|&m| (0..n1).any(|h| mu[(h, m)] > 0.5))
+                    .count();
+                for r in [Rooting::Single, Rooting::Multi] {
+                    let a = Accuracy::of(&v, [&size, &spread], &mu, r, false);
+                    let (total, worst) = definition(&spread, &size, &mu, r);
+                    assert_eq!(a.error.to_bits(), total.to_bits(), "n1 = {n1} case {case}");
+                    assert_eq!(a.arc, worst, "n1 = {n1} case {case}");
+                }
+            }
+        }
+        assert!(replaced > 300, "{replaced} columns replaced");
     }
 }
