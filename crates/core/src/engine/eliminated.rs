@@ -654,8 +654,8 @@ impl Accuracy {
     /// has imposed the column identities (`gradient::balance`): every entry
     /// errs by about `c ε √n spread_e` ([`ELIMINATION_ERROR_FACTOR`], a running error
     /// bound: see [`Tangent::tangent_size`]), the entry that `balance`
-    /// replaces by minus the sum of its column (the marginal above `1/2`; single-root
-    /// also the root arc above `1/2`) by the sum of the others' errors; and
+    /// replaces by minus the sum of its column (the marginal above `1/2`, the
+    /// root arc's included) by the sum of the others' errors; and
     /// the arc of largest estimated error. `O(n²)`.
     fn of(
         v: &Matrix<f64>,
@@ -695,13 +695,9 @@ impl Accuracy {
                 error[(t, m)] = column_sum(&error, (t, m));
             }
         }
-        if rooting == Rooting::Single {
-            if let Some(m) = (1..n1).find(|&m| mu[(0, m)] > 0.5) {
-                if fixed(m) != Some(0) {
-                    error[(0, m)] = (1..n1).filter(|&j| j != m).map(|j| error[(0, j)]).sum();
-                }
-            }
-        }
+        // `balance`'s root pass (single-root) rewrites the root arc above
+        // `1/2` only where the column pass did not: with one matrix of
+        // marginals that arc is its column's first above `1/2`, fixed above.
         let norm = balanced
             .as_slice()
             .iter()
