@@ -3552,19 +3552,7 @@ mod tests {
                 for rooting in Rooting::ALL {
                     let w = seeded(n, seed, 1e-3);
                     let natural = Elimination::new(&w, rooting);
-                    let mut pass = Pass {
-                        n,
-                        nu: vec![0.0; n * n],
-                        nu_root: vec![Leading::nil(); n],
-                        pivots: Vec::new(),
-                        roots_extreme: false,
-                        lowers: Vec::new(),
-                        root_lowers: Vec::new(),
-                        steps: Vec::new(),
-                        spare: Vec::new(),
-                        scratch: Scratch::new(),
-                        root_nu: Vec::new(),
-                    };
+                    let mut pass = Pass::<f64>::take(n);
                     if gradient(Work::new(&w, rooting), 0, true, &mut pass).is_err() {
                         assert!(natural.zero_pivot().is_some(), "n = {n}, seed {seed}");
                         continue;
