@@ -94,7 +94,7 @@ impl Reach {
 /// `$body` on each entry `($arc, $entry)` of the features `$r`, in order, a
 /// `for` loop (`continue` skips an entry): entries of one or two pairs
 /// throughout take fixed-width chunks of the flat array, others
-/// [`ArcFeatures::flat_entries`] (the body written out in each, so the hot
+/// [`ArcFeatures::entries`] (the body written out in each, so the hot
 /// loops stay inside their instruction-set dispatch). `O(R')`.
 macro_rules! for_each_entry {
     ($r:expr, |$arc:ident, $entry:ident| $body:block) => {{
@@ -107,7 +107,7 @@ macro_rules! for_each_entry {
                 for ($arc, $entry) in r.arcs.iter().zip(r.values.chunks_exact(2)) $body
             }
             _ => {
-                for ($arc, $entry) in r.flat_entries() $body
+                for ($arc, $entry) in r.entries() $body
             }
         }
     }};
@@ -164,22 +164,6 @@ impl<S: Scalar> ArcFeatures<S> {
             ends: self.ends.windows(2),
             values: &self.values,
         }
-    }
-
-    /// [`ArcFeatures::entries`] for the hot loops: each arc with its
-    /// pairs, cut from the front of the flat array (one comparison per
-    /// entry; stops at an inconsistent length, which `push` never makes).
-    fn flat_entries(&self) -> impl Iterator<Item = (&ArcRef, &[(usize, S)])> {
-        let mut values = &self.values[..];
-        let mut start = 0;
-        self.arcs
-            .iter()
-            .zip(self.ends.get(1..).unwrap_or(&[]))
-            .map_while(move |(arc, &end)| {
-                let (entry, tail) = values.split_at_checked(end.wrapping_sub(start))?;
-                (values, start) = (tail, end);
-                Some((arc, entry))
-            })
     }
 
     /// The number of stored non-zeros `R'`-style: `Σ_e |r_e|`. `O(1)`.
