@@ -70,6 +70,94 @@ impl Drop for Scratch {
     }
 }
 
+thread_local! {
+    /// The per-thread buffers of [`Spare`].
+    static SPARES: Cell<Vec<Vec<f64>>> = const { Cell::new(Vec::new()) };
+}
+
+/// At most this many buffers are kept per thread by [`Spare::give_back`].
+const SPARES_KEPT: usize = 8;
+
+/// A buffer of at most this many `f64` values (256 KB, a graph of about
+/// 180 words) is kept by [`Spare::give_back`]: at most 2 MB per thread.
+const SPARE_RETAIN: usize = 1 << 15;
+
+/// This thread's spare `f64` buffers, for the matrices of one sentence
+/// whose lifetime ends where the code that formed them can see it (the
+/// weighted adjoint of a product once its glue has read it; the inverse,
+/// marginals and `G(X)` a dense factorisation keeps, when it is dropped):
+/// a corpus of short sentences allocated each afresh, zeroed, per
+/// sentence. A buffer taken holds what it held before (only what it grew
+/// by is zero): the caller writes every entry before it reads it. At most
+/// `SPARES_KEPT` (8) buffers of at most `SPARE_RETAIN` (256 KB) each are
+/// kept.
+/// `O(1)` to take (up to the grown part) and to give back.
+///
+/// ```
+/// use spantree_core::matrix::Spare;
+/// let mut v = Spare::take(3);
+/// v.copy_from_slice(&[1.0, 2.0, 3.0]);
+/// Spare::give_back(v);
+/// assert_eq!(Spare::take(2).len(), 2);
+/// ```
+pub struct Spare;
+
+impl Spare {
+    /// A vector of `len` entries: a kept buffer with room for them (else
+    /// the last kept, grown), its old entries left in place, or a new
+    /// zeroed one when none is kept.
+    pub fn take(len: usize) -> Vec<f64> {
+        match Spare::kept(len) {
+            Some(mut v) => {
+                v.resize(len, 0.0);
+                v
+            }
+            None => vec![0.0; len],
+        }
+    }
+
+    /// An empty vector with room for `capacity` entries: a kept buffer
+    /// (emptied) where one has room, else the last kept, grown, or a new one.
+    pub fn with_capacity(capacity: usize) -> Vec<f64> {
+        let mut v = Spare::kept(capacity).unwrap_or_default();
+        v.clear();
+        v.reserve(capacity);
+        v
+    }
+
+    /// A kept buffer with room for `len` entries, else the last kept.
+    fn kept(len: usize) -> Option<Vec<f64>> {
+        SPARES
+            .try_with(|cell| {
+                let mut spares = cell.take();
+                let fits = spares.iter().rposition(|v| v.capacity() >= len);
+                let found = match fits {
+                    Some(i) => Some(spares.swap_remove(i)),
+                    None => spares.pop(),
+                };
+                cell.set(spares);
+                found
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Keeps `v` for a later [`Spare::take`] on this thread (dropped if
+    /// `SPARES_KEPT` are kept already, or if it is larger than `SPARE_RETAIN`).
+    pub fn give_back(v: Vec<f64>) {
+        if v.capacity() == 0 || v.capacity() > SPARE_RETAIN {
+            return;
+        }
+        let _ = SPARES.try_with(|cell| {
+            let mut spares = cell.take();
+            if spares.len() < SPARES_KEPT {
+                spares.push(v);
+            }
+            cell.set(spares);
+        });
+    }
+}
+
 /// A dense `rows × cols` matrix stored row by row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix<S> {
@@ -239,9 +327,48 @@ pub(crate) fn from_f64<S: 'static>(m: Matrix<f64>) -> Option<Matrix<S>> {
     out
 }
 
+/// Fills this thread's spares with `SPARES_KEPT` buffers of NaN, of
+/// `len` entries each: a body that reads an entry of a spare it did not
+/// write first shows it.
+#[cfg(test)]
+pub(crate) fn poison_spares(len: usize) {
+    let _ = SPARES.try_with(|cell| cell.set(vec![vec![f64::NAN; len]; SPARES_KEPT]));
+}
+
+/// Empties this thread's spares (a take then allocates a zeroed buffer).
+#[cfg(test)]
+pub(crate) fn clear_spares() {
+    let _ = SPARES.try_with(Cell::take);
+}
+
+/// Gives the entries of `m` back to this thread's [`Spare`] buffers when
+/// `S` is `f64` (otherwise drops them).
+pub(crate) fn give_back<S: 'static>(m: Matrix<S>) {
+    if let Some(m) = (&mut Some(m) as &mut dyn std::any::Any).downcast_mut::<Option<Matrix<f64>>>()
+    {
+        if let Some(m) = m.take() {
+            Spare::give_back(m.data);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Scratch;
+    use super::{Scratch, Spare};
+
+    /// A spare taken has the length asked, keeps the entries it had up to
+    /// it (the caller writes them), and is zero where it grew.
+    #[test]
+    fn spares_have_the_length_asked_and_zeros_where_they_grew() {
+        let mut v = Spare::take(4);
+        v.copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
+        Spare::give_back(v);
+        let v = Spare::take(6);
+        assert_eq!(v.len(), 6);
+        assert_eq!(&v[4..], &[0.0, 0.0]);
+        Spare::give_back(v);
+        assert_eq!(Spare::take(2).len(), 2);
+    }
 
     /// Each take starts from an empty buffer; a nested take gets a buffer
     /// of its own and leaves the outer one as it was; a later take reuses
