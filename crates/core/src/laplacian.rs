@@ -82,7 +82,9 @@ impl ColumnBody for LaplacianRows<'_> {
             n,
             rooting,
         } = self;
-        let mut out = vec![0.0; n * n];
+        // One of this thread's spares: every entry is written below (row
+        // `0` single-root copied, the other rows stored, the diagonal after).
+        let mut out = crate::matrix::Spare::take(n * n);
         if n == 0 {
             return out;
         }
@@ -542,6 +544,8 @@ mod tests {
                     n,
                     rooting,
                 });
+                // Spares of NaN: every entry is written (`Spare`).
+                crate::matrix::poison_spares(5000);
                 for rows in crate::testing::by_lanes(op) {
                     assert_definition(&w, rooting, &Matrix::from_row_major(n, n, rows));
                 }

@@ -8,7 +8,7 @@ use crate::error::{Inaccuracy, Numerical};
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
 use crate::linalg::{column_blocks, load_lanes, store_lanes, ColumnBody, Narrow, PartialPivLu};
-use crate::matrix::{as_f64, from_f64, Matrix, Scratch};
+use crate::matrix::{as_f64, from_f64, give_back, Matrix, Scratch, Spare};
 use crate::scalar::{Scalar, Sign};
 use pulp::{Arch, Simd, WithSimd};
 
@@ -157,14 +157,20 @@ impl<F: Factorization> Dense<F> {
         let rooting = self.rooting;
         let centred = centred_with(seed, w, self.mu()?, rooting);
         let c = weighted_adjoint(&centred, w, rooting);
+        // `C` and the sandwich formed in its place (on the plain kernel)
+        // go back to this thread's spares once the glue has read them.
         let v = match self.gradient()? {
             Some(gx) => {
                 let yt = self.lu.inverse_sandwich_transposed(x, c)?;
-                product_glue(&centred, w, gx, &yt, rooting)
+                let v = product_glue(&centred, w, gx, &yt, rooting);
+                give_back(yt);
+                v
             }
             None => {
                 let y = self.lu.inverse_sandwich(x, c)?;
-                vjp_glue(Some(&centred), w, x, Some(&y), rooting)
+                let v = vjp_glue(Some(&centred), w, x, Some(&y), rooting);
+                give_back(y);
+                v
             }
         };
         Ok((v, centred))
@@ -239,6 +245,23 @@ impl<F: Factorization> Dense<F> {
     /// first use and kept, `O(n²)` once.
     pub fn ln_det_error(&self) -> f64 {
         *self.ln_det_error.get_or_init(|| self.lu.ln_det_error())
+    }
+}
+
+/// The weights, the inverse, the marginals and `G(X)` go back to this
+/// thread's spares ([`Spare`]; `f64` only), for the next sentence's.
+impl<F: Factorization> Drop for Dense<F> {
+    fn drop(&mut self) {
+        give_back(std::mem::replace(&mut self.weights, Matrix::zeros(0, 0)));
+        if let Some(Ok(x)) = self.inverse.take() {
+            give_back(x);
+        }
+        if let Some(Ok((mu, g))) = self.marginals.take() {
+            give_back(mu);
+            if let Some(g) = g {
+                give_back(g);
+            }
+        }
     }
 }
 
@@ -1112,14 +1135,17 @@ impl GradientRows<'_> {
         word_reads(x, single, false, reads);
         let (root, diagonal) = reads.split_at(n1);
         let (root, diagonal) = (&root[1..], &diagonal[1..]);
-        let mut g = vec![0.0; n1 * n1];
-        let mut mu = vec![0.0; n1 * n1];
+        // This thread's spares (their old entries overwritten: column `0`
+        // set to zero below, every other entry by the blocks).
+        let mut g = Spare::take(n1 * n1);
+        let mut mu = Spare::take(n1 * n1);
         let rows = g
             .chunks_exact_mut(n1)
             .zip(mu.chunks_exact_mut(n1))
             .zip(w.as_slice().chunks_exact(n1));
         for (h, ((gr, ur), wr)) in rows.enumerate() {
-            // Column `0` stays zero; the diagonal of `μ` is set after.
+            // Column `0` is zero; the diagonal of `μ` is set after.
+            (gr[0], ur[0]) = (0.0, 0.0);
             let (gr, ur, wr) = (&mut gr[1..], &mut ur[1..], &wr[1..]);
             let plain = match h {
                 0 => Some(root),
@@ -1283,7 +1309,8 @@ impl ColumnBody for AdjointRows<'_> {
         let n1 = w.rows();
         let n = n1 - 1;
         let zero = simd.splat_f64s(0.0);
-        let mut c = vec![0.0; n * n];
+        // One of this thread's spares: every entry is written below.
+        let mut c = Spare::take(n * n);
         let (ss, ws) = (seed.as_slice(), w.as_slice());
         for at in column_blocks(n, Sm::F64_LANES) {
             let mut sum = zero;
@@ -1708,7 +1735,8 @@ mod tests {
     /// set (`testing::by_lanes`): sizes 1–40 (every tail of 2, 4 and 8
     /// lanes), both rootings, zero weights and seeds, `−0`, and entries
     /// where the skipped product would not be zero (an infinite weight
-    /// under a zero seed, NaN under a zero weight).
+    /// under a zero seed, NaN under a zero weight); the bodies that write
+    /// into this thread's spares ([`Spare`]) given spares full of NaN.
     #[test]
     fn f64_glue_is_its_definition_in_every_instruction_set() {
         use crate::testing::by_lanes;
@@ -1722,6 +1750,8 @@ mod tests {
                 }
                 let label = format!("{rooting:?} n = {n}");
                 let (mu, g) = gradient_and_marginals_generic(&w, &x, rooting);
+                // Spares of NaN: every entry is written (`Spare`).
+                crate::matrix::poison_spares(2000);
                 for (fast_mu, fast_g) in by_lanes(Narrow(GradientRows {
                     w: &w,
                     x: &x,
@@ -1748,6 +1778,8 @@ mod tests {
                     w: &w,
                     single,
                 };
+                // Spares of NaN: every entry is written (`Spare`).
+                crate::matrix::poison_spares(2000);
                 for fast in by_lanes(Narrow(adjoint)) {
                     assert_eq!(bits(&fast), bits(c.as_slice()), "{label} adjoint");
                 }

@@ -5,10 +5,10 @@ use std::ops::{Deref, DerefMut, Index, IndexMut};
 use crate::error::{ArcRef, Error, Result};
 use crate::graph::{Graph, Potentials};
 use crate::linalg::{exp_difference, exp_row, exp_rows};
-use crate::matrix::Matrix;
+use crate::matrix::{from_f64, Matrix, Spare};
 use crate::scalar::{FromScore, Scalar};
 use pulp::{Arch, Simd, WithSimd};
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::marker::PhantomData;
 
 /// One `(n+1) × (n+1)` matrix per label, indexed `[(ℓ, h, m)]`: label
@@ -455,7 +455,12 @@ fn unlabeled_rows<S: FromScore, W: Scalar, Sm: Simd>(
     // additions runs beside them rather than after.
     let ln_scale = if shifted { shift.iter().sum() } else { 0.0 };
     let b = if shifted { Some(&shift[..]) } else { None };
-    let mut weights = Matrix::<S>::zeros(n1, n1);
+    // `f64` weights from `f64` scores: one of this thread's spares
+    // ([`Spare`](crate::matrix::Spare)), every entry written below.
+    let spare = direct
+        .filter(|_| TypeId::of::<S>() == TypeId::of::<f64>())
+        .and_then(|_| from_f64(Matrix::from_row_major(n1, n1, Spare::take(n1 * n1))));
+    let mut weights = spare.unwrap_or_else(|| Matrix::<S>::zeros(n1, n1));
     let mut suspect = false;
     if let (Some(wf), Some(v)) = (
         (&mut weights as &mut dyn Any).downcast_mut::<Matrix<f64>>(),
@@ -901,6 +906,52 @@ fn shares<S: FromScore, W: Scalar>(
 mod tests {
     use super::*;
     use crate::testing::{by_lanes, stream};
+
+    /// The shifted and as-given weights of `f64` scores, formed in one of
+    /// this thread's spares ([`Spare`]), are those formed in a zeroed
+    /// buffer (no spare kept), bit for bit, when the spares hold NaN: every
+    /// entry is written. Sizes 1–40, with `−∞` scores (zero weights).
+    #[test]
+    fn weights_in_spares_are_those_in_zeroed_buffers() {
+        let mut next = stream(41);
+        for n in 1..=40 {
+            let n1 = n + 1;
+            let rows: Vec<Vec<f64>> = (0..n1)
+                .map(|h| {
+                    (0..n1)
+                        .map(|m| {
+                            let u = next();
+                            if h == m || m == 0 || u < 0.1 {
+                                f64::NEG_INFINITY
+                            } else {
+                                8.0 * u - 4.0
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let Ok(graph) = Graph::from_scores(&rows) else {
+                panic!("scores of n = {n}");
+            };
+            for shifted in [true, false] {
+                let weights = |poison: bool| {
+                    if poison {
+                        crate::matrix::poison_spares(n1 * n1);
+                    } else {
+                        crate::matrix::clear_spares();
+                    }
+                    let p: Prepared<f64> = if shifted {
+                        Prepared::shifted(&graph, |&w| w)
+                    } else {
+                        Prepared::as_given(&graph, |&w| w).unwrap_or_else(|_| panic!("n = {n}"))
+                    };
+                    let bits: Vec<u64> = p.weights.as_slice().iter().map(|x| x.to_bits()).collect();
+                    bits
+                };
+                assert_eq!(weights(true), weights(false), "n = {n}, shifted {shifted}");
+            }
+        }
+    }
 
     #[derive(Clone, Copy)]
     struct Maxima<'a> {
