@@ -3485,10 +3485,23 @@ fn finish<P: NonNegative>(
         accumulate(acc, &terms[..t]);
         let root_lower = &root_lowers[roots_at + i];
         if !root_lower.is_nil() {
+            let (value, order) = (&root_lower.value, root_lower.order);
             for (a, root) in acc.iter_mut().zip(&nu_root[columns.clone()]) {
-                // A negative order is an error unless an underflow was
-                // seen (`Leading::at_zero`).
-                let term = root_lower.times(root).at_zero(tiny, k)?;
+                // `root_lower.times(root).at_zero(tiny, k)`, written out
+                // with `root_lower` known not zero: a zero product is zero
+                // whatever its order; a negative order is an error unless
+                // an underflow was seen ([`Leading::at_zero`]).
+                let term = if root.is_nil() {
+                    P::nil()
+                } else {
+                    let product = value.times(&root.value);
+                    match order + root.order {
+                        _ if product.is_nil() => P::nil(),
+                        0 => product,
+                        o if o > 0 || tiny => P::nil(),
+                        _ => return Err(Numerical::Singular { pivot: k }),
+                    }
+                };
                 *a = a.plus(&term);
             }
         }
@@ -3724,5 +3737,41 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn nil_or_extreme_is_its_definition() {
+        // `f64`'s one range test against `is_nil() || is_extreme()` written
+        // out from the safe range's ends, on both sides of each end.
+        let tiny = f64::MIN_POSITIVE;
+        // The neighbours of a positive `f64` (`next_up`/`next_down` need
+        // Rust 1.86).
+        let down = |x: f64| f64::from_bits(x.to_bits() - 1);
+        let up = |x: f64| f64::from_bits(x.to_bits() + 1);
+        let values = [
+            0.0,
+            -0.0,
+            f64::from_bits(1),
+            tiny / 2.0,
+            down(tiny),
+            tiny,
+            up(tiny),
+            1.0,
+            down(1e300),
+            1e300,
+            up(1e300),
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for x in values {
+            let defined = x == 0.0 || !(tiny..=1e300).contains(&x.abs());
+            assert_eq!(x.is_nil_or_extreme(), defined, "{x:e}");
+            let default = NonNegative::is_nil(&x) || NonNegative::is_extreme(&x);
+            assert_eq!(x.is_nil_or_extreme(), default, "{x:e}");
+        }
+        // The default of the other types: log space is never extreme.
+        assert!(LnPositive::nil().is_nil_or_extreme());
+        assert!(!LnPositive::from_ln(-1000.0).is_nil_or_extreme());
     }
 }
