@@ -280,6 +280,11 @@ pub trait NonNegative: Clone + Debug + Send + Sync + 'static {
     fn is_extreme(&self) -> bool {
         false
     }
+    /// `self.is_nil() || self.is_extreme()`: whether a product of non-zero
+    /// factors underflowed (or left the safe range), one test per product.
+    fn is_nil_or_extreme(&self) -> bool {
+        self.is_nil() || self.is_extreme()
+    }
     /// A cheap `f64` key increasing with the value (the value itself, or its
     /// logarithm), to find the smallest of several values.
     fn magnitude(&self) -> f64 {
@@ -333,6 +338,11 @@ impl<S: Scalar> NonNegative for S {
     fn is_extreme(&self) -> bool {
         let x = <S as Scalar>::to_f64(self).abs();
         !<S as Scalar>::is_zero(self) && !(f64::MIN_POSITIVE..=1e300).contains(&x)
+    }
+    /// A zero converts to `0.0`, outside the range: one range test.
+    #[inline]
+    fn is_nil_or_extreme(&self) -> bool {
+        !(f64::MIN_POSITIVE..=1e300).contains(&<S as Scalar>::to_f64(self).abs())
     }
 }
 
@@ -635,7 +645,11 @@ impl<P: NonNegative> Work<P> {
             // block sweep sums them ([`Work::eliminate_block`]): the same
             // numbers, bit for bit, without the sweep's per-row set-up,
             // which on small graphs cost more than the updates.
+            // `step` writes the flags of every word alive, the only ones it
+            // reads: no clearing per step.
             let mut applied = std::mem::take(&mut scratch.applied);
+            applied.clear();
+            applied.resize(r, false);
             for i in 0..count {
                 let (k, alive) = if forward {
                     (first + i, first + i + 1..r)
@@ -650,8 +664,6 @@ impl<P: NonNegative> Work<P> {
                         &mut own[..]
                     }
                 };
-                applied.clear();
-                applied.resize(r, false);
                 let step = self.step(k, alive.clone(), &alive, lower, &mut applied, scratch);
                 steps.push(step);
             }
@@ -768,8 +780,8 @@ impl<P: NonNegative> Work<P> {
     /// in the columns `later`, the rest waits for the block's sweep. Returns
     /// the pivot and the root multiplier `ρ[k] / d_k`; writes the
     /// multipliers `A[h][k] / d_k` into `lower` and whether each was formed
-    /// (`A[h][k] ≠ 0`) into `applied` (indexed by word; entries outside
-    /// `alive` untouched).
+    /// (`A[h][k] ≠ 0`) into `applied` (indexed by word; every entry of
+    /// `alive` written, the others untouched).
     fn step(
         &mut self,
         k: usize,
@@ -798,13 +810,15 @@ impl<P: NonNegative> Work<P> {
         let [a, b, c, d] = parts;
         let in_weight = a.plus(&b).plus(&c.plus(&d));
         let pivot = Leading::finite(in_weight.clone()).plus(&self.root[k]);
+        // The smallest multiplier formed (by magnitude, the first of equals),
+        // for the underflow check at the end.
+        let mut l_min: Option<(usize, f64)> = None;
         if in_weight.is_nil() {
             lower[alive.clone()].fill(P::nil());
+            applied[alive.clone()].fill(false);
         } else {
             // The pivot is of order 0 here: a finite positive number. The
-            // smallest multiplier formed (by magnitude, the first of equals)
-            // is found on the way (the underflow check below).
-            let mut l_min: Option<(usize, f64)> = None;
+            // smallest multiplier is found on the way.
             if !P::FRACTION_READS_REST {
                 // One division per step: each multiplier is A[h][k] · (1/d_k),
                 // two roundings of non-negative numbers.
@@ -813,6 +827,7 @@ impl<P: NonNegative> Work<P> {
                     let a = &self.arcs[h * r + k];
                     if a.is_nil() {
                         lower[h] = P::nil();
+                        applied[h] = false;
                         continue;
                     }
                     let l = a.times(&inverse);
@@ -847,6 +862,7 @@ impl<P: NonNegative> Work<P> {
                     let a = column(i);
                     if a.is_nil() {
                         lower[h] = P::nil();
+                        applied[h] = false;
                         continue;
                     }
                     let l = a.fraction(&prefix.plus(&suffix[i + 1]));
@@ -859,8 +875,6 @@ impl<P: NonNegative> Work<P> {
                     prefix = prefix.plus(a);
                 }
             }
-            // Every product of the step is at least (smallest multiplier) ·
-            // (smallest entry of row k): one check per step finds underflow.
             // Row `k` is read in place: the rows the step updates (words
             // alive) all lie on one side of it.
             let (row_k, rows, first_row) = if alive.start > k {
@@ -870,21 +884,15 @@ impl<P: NonNegative> Work<P> {
                 let (head, tail) = self.arcs.split_at_mut(k * r);
                 (&tail[alive.start..alive.end], head, 0)
             };
-            let mut tiny = false;
-            if let (Some((h, _)), Some(y)) = (l_min, smallest(row_k)) {
-                // Both factors are non-zero: a zero product underflowed.
-                let p = lower[h].times(y);
-                tiny = p.is_nil() || p.is_extreme();
-            }
             // The block's later rows whole; in the other rows only the
             // block's later columns (at most three entries, the rest waits
             // for the sweep), and nothing at the block's last step.
-            for h in later.clone() {
-                if applied[h] {
+            let later_rows = rows[(later.start - first_row) * r..].chunks_exact_mut(r);
+            let later_lowers = lower[later.clone()].iter().zip(&applied[later.clone()]);
+            for (row, (l, &applied)) in later_rows.zip(later_lowers) {
+                if applied {
                     // `accumulate` with one term, inlined.
-                    let l = &lower[h];
-                    let at = (h - first_row) * r + alive.start;
-                    for (x, y) in rows[at..at + alive.len()].iter_mut().zip(row_k) {
+                    for (x, y) in row[alive.clone()].iter_mut().zip(row_k) {
                         x.add_product(l, y);
                     }
                 }
@@ -907,7 +915,6 @@ impl<P: NonNegative> Work<P> {
                     }
                 }
             }
-            self.tiny |= tiny;
         }
         let root = &self.root[k];
         let root_lower = if pivot.is_nil() || root.is_nil() {
@@ -922,22 +929,57 @@ impl<P: NonNegative> Work<P> {
         };
         // ρ[k] ≠ 0 with a zero multiplier: ρ[k] / d_k underflowed.
         self.tiny |= root_lower.is_nil() && !root.is_nil() && !pivot.is_nil();
+        let Work {
+            arcs,
+            root,
+            tiny: work_tiny,
+            ..
+        } = &mut *self;
+        let row_k = &arcs[k * r + alive.start..k * r + alive.end];
+        // The smallest non-zero entry of row `k` (by magnitude, the first of
+        // equals), found on the way of the root update when there is one.
+        let mut y_min: Option<(&P, f64)> = None;
         if !root_lower.is_nil() {
             let mut tiny = root_lower.value.is_extreme();
-            let Work { arcs, root, .. } = &mut *self;
-            let row_k = &arcs[k * r + alive.start..k * r + alive.end];
             let order = root_lower.order;
             for (a, rho) in row_k.iter().zip(&mut root[alive]) {
                 if a.is_nil() {
                     continue;
                 }
-                // `rho + root_lower · a` as leading terms, in place.
+                let key = a.magnitude();
+                if y_min.is_none_or(|(_, m)| key < m) {
+                    y_min = Some((a, key));
+                }
+                // `rho + root_lower · a` as leading terms, in place
+                // ([`Leading::add`], its tests of `add` taken once).
                 let add = root_lower.value.times(a);
-                tiny |= add.is_nil() || add.is_extreme();
-                rho.add(Leading { value: add, order });
-                tiny |= rho.value.is_extreme();
+                if add.is_nil() {
+                    // Underflow: the step is tiny whatever follows.
+                    tiny = true;
+                    if rho.is_nil() {
+                        *rho = Leading { value: add, order };
+                    }
+                    continue;
+                }
+                // `add` and (so) `rho` are not zero from here on.
+                tiny |= add.is_nil_or_extreme();
+                if rho.is_nil() || order < rho.order {
+                    *rho = Leading { value: add, order };
+                } else if order == rho.order {
+                    rho.value = rho.value.plus(&add);
+                }
+                tiny |= rho.value.is_nil_or_extreme();
             }
-            self.tiny |= tiny;
+            *work_tiny |= tiny;
+        } else if l_min.is_some() {
+            y_min = smallest(row_k).map(|y| (y, 0.0));
+        }
+        // Every product of the step is at least (smallest multiplier) ·
+        // (smallest entry of row k): one check per step finds underflow.
+        if let (Some((h, _)), Some((y, _))) = (l_min, y_min) {
+            // Both factors are non-zero: a zero product underflowed.
+            let p = lower[h].times(y);
+            *work_tiny |= p.is_nil_or_extreme();
         }
         (pivot, root_lower)
     }
@@ -3245,7 +3287,7 @@ fn pair_branch<P: NonNegative>(
         };
         if !a_ko.is_nil() {
             let p = lower.times(a_ko);
-            g_tiny |= p.is_nil() || p.is_extreme();
+            g_tiny |= p.is_nil_or_extreme();
         }
     }
     let root_lower = if pivot.is_nil() || root_k.is_nil() {
@@ -3262,7 +3304,7 @@ fn pair_branch<P: NonNegative>(
         let mut t = root_lower.value.is_extreme();
         if !a_ko.is_nil() {
             let add = root_lower.value.times(a_ko);
-            t |= add.is_nil() || add.is_extreme();
+            t |= add.is_nil_or_extreme();
             root_o.add(Leading {
                 value: add,
                 order: root_lower.order,
@@ -3443,10 +3485,23 @@ fn finish<P: NonNegative>(
         accumulate(acc, &terms[..t]);
         let root_lower = &root_lowers[roots_at + i];
         if !root_lower.is_nil() {
+            let (value, order) = (&root_lower.value, root_lower.order);
             for (a, root) in acc.iter_mut().zip(&nu_root[columns.clone()]) {
-                // A negative order is an error unless an underflow was
-                // seen (`Leading::at_zero`).
-                let term = root_lower.times(root).at_zero(tiny, k)?;
+                // `root_lower.times(root).at_zero(tiny, k)`, written out
+                // with `root_lower` known not zero: a zero product is zero
+                // whatever its order; a negative order is an error unless
+                // an underflow was seen ([`Leading::at_zero`]).
+                let term = if root.is_nil() {
+                    P::nil()
+                } else {
+                    let product = value.times(&root.value);
+                    match order + root.order {
+                        _ if product.is_nil() => P::nil(),
+                        0 => product,
+                        o if o > 0 || tiny => P::nil(),
+                        _ => return Err(Numerical::Singular { pivot: k }),
+                    }
+                };
                 *a = a.plus(&term);
             }
         }
@@ -3682,5 +3737,41 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn nil_or_extreme_is_its_definition() {
+        // `f64`'s one range test against `is_nil() || is_extreme()` written
+        // out from the safe range's ends, on both sides of each end.
+        let tiny = f64::MIN_POSITIVE;
+        // The neighbours of a positive `f64` (`next_up`/`next_down` need
+        // Rust 1.86).
+        let down = |x: f64| f64::from_bits(x.to_bits() - 1);
+        let up = |x: f64| f64::from_bits(x.to_bits() + 1);
+        let values = [
+            0.0,
+            -0.0,
+            f64::from_bits(1),
+            tiny / 2.0,
+            down(tiny),
+            tiny,
+            up(tiny),
+            1.0,
+            down(1e300),
+            1e300,
+            up(1e300),
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for x in values {
+            let defined = x == 0.0 || !(tiny..=1e300).contains(&x.abs());
+            assert_eq!(x.is_nil_or_extreme(), defined, "{x:e}");
+            let default = NonNegative::is_nil(&x) || NonNegative::is_extreme(&x);
+            assert_eq!(x.is_nil_or_extreme(), default, "{x:e}");
+        }
+        // The default of the other types: log space is never extreme.
+        assert!(LnPositive::nil().is_nil_or_extreme());
+        assert!(!LnPositive::from_ln(-1000.0).is_nil_or_extreme());
     }
 }
