@@ -213,18 +213,6 @@ impl Lu {
     }
 }
 
-/// The copy of `A` and the plain factors go back to this thread's spares
-/// ([`Spare`](spantree_core::matrix::Spare)), for the next sentence's.
-impl Drop for Lu {
-    fn drop(&mut self) {
-        let original = std::mem::replace(&mut self.original, Matrix::zeros(0, 0));
-        spantree_core::matrix::Spare::give_back(original.into_vec());
-        if let Factors::Plain(f) = &mut self.factors {
-            spantree_core::matrix::Spare::give_back(f.take_buffer());
-        }
-    }
-}
-
 impl fmt::Debug for Lu {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lu")

@@ -7,7 +7,7 @@
 //! factorisation and of the inverse are whole SIMD vectors.
 
 use pulp::{Arch, Simd, WithSimd};
-use spantree_core::matrix::{Scratch, Spare};
+use spantree_core::matrix::Scratch;
 use spantree_core::Matrix;
 
 use crate::kernel::{arch, update, update_rows, Rows, PAD, ROWS};
@@ -68,9 +68,7 @@ impl PlainLu {
         let stride = stride(n);
         // Row by row with its padding, rather than a zeroed buffer and a
         // copy: every entry written once. The pivots and swaps after them.
-        // (In one of this thread's spares, given back when the `Lu` is
-        // dropped.)
-        let mut lu = Spare::with_capacity(n * stride + 2 * n);
+        let mut lu = Vec::with_capacity(n * stride + 2 * n);
         if stride == n {
             // Unpadded (`n < 16` or whole vectors): one copy.
             lu.extend_from_slice(a);
@@ -100,13 +98,6 @@ impl PlainLu {
             lu,
             arch,
         }
-    }
-
-    /// The factors' buffer, taken out (for this thread's spares when the
-    /// factors are dropped; they are empty after).
-    pub(crate) fn take_buffer(&mut self) -> Vec<f64> {
-        self.n = 0;
-        std::mem::take(&mut self.lu)
     }
 
     /// The diagonal of `U`, kept after the factors.
@@ -167,10 +158,8 @@ impl PlainLu {
         // `I` from a zeroed buffer (a memset) rather than element by element
         // through `Matrix::identity`, which cost a quarter of the inverse at
         // `n = 36`.
-        // In one of this thread's spares, zeroed here.
         let (n, stride) = (self.n, self.stride);
-        let mut x = Spare::take(n * stride);
-        x.fill(0.0);
+        let mut x = vec![0.0; n * stride];
         x.iter_mut().step_by(stride + 1).for_each(|d| *d = 1.0);
         self.run(Task::Inverse { x: &mut x });
         // Unpadded rows are already in place.
