@@ -3168,13 +3168,7 @@ impl<P: NonNegative> Pass<P> {
         if self.n > RETAIN_WORDS {
             return;
         }
-        let _ = PASSES.try_with(|cell| {
-            let mut slots = cell.take();
-            if slots.len() < RETAIN_TYPES {
-                slots.push(self);
-            }
-            cell.set(slots);
-        });
+        crate::matrix::keep_on_thread(&PASSES, self as Box<dyn Any>, RETAIN_TYPES);
     }
 }
 

@@ -161,14 +161,26 @@ impl Spare {
         if v.capacity() < SPARE_FROM || v.capacity() > SPARE_RETAIN {
             return;
         }
-        let _ = SPARES.try_with(|cell| {
-            let mut spares = cell.take();
-            if spares.len() < SPARES_KEPT {
-                spares.push(v);
-            }
-            cell.set(spares);
-        });
+        keep_on_thread(&SPARES, v, SPARES_KEPT);
     }
+}
+
+/// Pushes `item` onto this thread's list `kept` unless it holds `most`
+/// already (then `item` is dropped), and drops it too while the thread is
+/// being torn down: the keeping of [`Spare`] and of the elimination's
+/// passes. `O(1)`.
+pub(crate) fn keep_on_thread<T: 'static>(
+    kept: &'static std::thread::LocalKey<Cell<Vec<T>>>,
+    item: T,
+    most: usize,
+) {
+    let _ = kept.try_with(|cell| {
+        let mut list = cell.take();
+        if list.len() < most {
+            list.push(item);
+        }
+        cell.set(list);
+    });
 }
 
 /// A dense `rows × cols` matrix stored row by row.
