@@ -126,18 +126,6 @@ impl Spare {
         }
     }
 
-    /// An empty vector with room for `capacity` entries: a kept buffer
-    /// (emptied) where one has room, else the last kept, grown, or a new one.
-    pub fn with_capacity(capacity: usize) -> Vec<f64> {
-        if capacity < SPARE_FROM {
-            return Vec::with_capacity(capacity);
-        }
-        let mut v = Spare::kept(capacity).unwrap_or_default();
-        v.clear();
-        v.reserve(capacity);
-        v
-    }
-
     /// A kept buffer with room for `len` entries, else the last kept.
     fn kept(len: usize) -> Option<Vec<f64>> {
         SPARES
