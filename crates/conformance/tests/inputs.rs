@@ -263,3 +263,87 @@ fn labeled_inputs_are_checked_per_label() {
         Graph::from_labeled_weights(&rows)
     );
 }
+
+/// The documented rule, written out arc by arc in `[h][m][ℓ]` order: the
+/// first invalid value's error, else whether every arc has an allowed label.
+fn by_definition(rows: &[Vec<Vec<f64>>], scores: bool) -> Result<bool, Error> {
+    let n = rows.len() - 1;
+    let mut complete = true;
+    for (h, row) in rows.iter().enumerate() {
+        for (m, cell) in row.iter().enumerate() {
+            if m == 0 || m == h {
+                continue;
+            }
+            let mut allowed = false;
+            for (l, &x) in cell.iter().enumerate() {
+                let arc = ArcRef {
+                    head: h,
+                    dependent: m,
+                    label: (cell.len() > 1).then_some(l),
+                };
+                let what = if scores { "score" } else { "weight" };
+                if x.is_nan() {
+                    return Err(Error::NotANumber { arc, what });
+                }
+                if x == f64::INFINITY || (!scores && x == NINF) {
+                    return Err(Error::Infinite {
+                        arc,
+                        what,
+                        value: x,
+                    });
+                }
+                if !scores && x < 0.0 {
+                    return Err(Error::NegativeWeight { arc, value: x });
+                }
+                allowed |= if scores { x != NINF } else { x != 0.0 };
+            }
+            complete &= allowed;
+        }
+    }
+    debug_assert!(n >= 1);
+    Ok(complete)
+}
+
+proptest::proptest! {
+    /// Random graphs of 1–7 words and 1–3 labels, each cell drawn from
+    /// ordinary values, forbidding ones and invalid ones (NaN, ±∞, negative
+    /// weights), non-arc cells included: the constructors' verdict (the
+    /// first invalid arc's error, or completeness) is the definition's.
+    #[test]
+    fn the_verdict_is_the_definition(
+        n in 1usize..8,
+        labels in 1usize..4,
+        scores in proptest::bool::ANY,
+        picks in proptest::collection::vec(0usize..40, 8 * 8 * 3),
+    ) {
+        let pool = [0.5, 2.0, -1.5, 0.0, NINF, f64::NAN, f64::INFINITY, 3.0];
+        let mut next = picks.into_iter().cycle();
+        // Mostly ordinary values; one pick in five is a special one.
+        let mut value = || {
+            let k = next.next().unwrap_or(0);
+            if k < 32 { [0.5, 2.0, 1.25, 3.0][k % 4] } else { pool[k - 32] }
+        };
+        let rows: Vec<Vec<Vec<f64>>> = (0..=n)
+            .map(|_| (0..=n).map(|_| (0..labels).map(|_| value()).collect()).collect())
+            .collect();
+        let expected = by_definition(&rows, scores);
+        let found = if labels == 1 {
+            let flat: Vec<Vec<f64>> = rows.iter().map(|r| r.iter().map(|c| c[0]).collect()).collect();
+            if scores { Graph::from_scores(&flat) } else { Graph::from_weights(&flat) }
+        } else if scores {
+            Graph::from_labeled_scores(&rows)
+        } else {
+            Graph::from_labeled_weights(&rows)
+        };
+        match (found, expected) {
+            (Ok(g), Ok(complete)) => proptest::prop_assert_eq!(g.is_complete(), complete),
+            (Err(e), Err(d)) => proptest::prop_assert_eq!(format!("{e:?}"), format!("{d:?}")),
+            (found, expected) => proptest::prop_assert!(
+                false,
+                "found {:?}, expected {:?}",
+                found.map(|g| g.is_complete()),
+                expected
+            ),
+        }
+    }
+}

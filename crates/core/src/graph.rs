@@ -47,6 +47,29 @@ pub enum Potentials {
     Scores,
 }
 
+impl Potentials {
+    /// Whether `v` is a valid value ([`Graph::from_weights`],
+    /// [`Graph::from_scores`]): not NaN, and a finite non-negative weight or
+    /// a score below `+∞`. `O(1)`.
+    fn is_valid<W: Scalar>(self, v: &W) -> bool {
+        let x = v.to_f64();
+        match self {
+            // `&`, not `&&`: no branch per value.
+            Potentials::Weights => !x.is_nan() & v.is_finite() & (v.sign() != Sign::Negative),
+            Potentials::Scores => !x.is_nan() & (x != f64::INFINITY),
+        }
+    }
+
+    /// Whether a valid value `v` allows its arc: a non-zero weight, a score
+    /// above `−∞`. `O(1)`.
+    fn allows<W: Scalar>(self, v: &W) -> bool {
+        match self {
+            Potentials::Weights => !v.is_zero(),
+            Potentials::Scores => v.to_f64() != f64::NEG_INFINITY,
+        }
+    }
+}
+
 /// A validated sentence graph: no NaN, no negative weight, no `+∞`, the right
 /// shape, `n ≥ 1`. `W` is the number type of the values: `f64` (weights or
 /// scores), or a backend's scalar (weights only), for example exact rationals.
@@ -127,53 +150,82 @@ impl<W: Scalar> Graph<W> {
         Self::validated(n, labels, true, Potentials::Weights, values)
     }
 
+    /// The graph of `values` (`[h][m][ℓ]`, row-major) once every arc's
+    /// value is valid ([`Graph::check_value`]); the cells of non-arcs are
+    /// overwritten with the forbidding value. One sweep over the values
+    /// decides validity and whether every arc is allowed (branch-free on
+    /// `f64`); only an invalid graph takes the arc-by-arc loop, which names
+    /// the first invalid arc. `O(n² · labels)`.
     fn validated(
         n: usize,
         labels: usize,
         labeled: bool,
         potentials: Potentials,
-        values: Vec<W>,
+        mut values: Vec<W>,
     ) -> Result<Self> {
-        let mut g = Graph {
+        let forbidden = match potentials {
+            Potentials::Weights => W::zero(),
+            Potentials::Scores => W::from_f64(f64::NEG_INFINITY),
+        };
+        let n1 = n + 1;
+        // Not arcs (column 0 and the diagonal): whatever the cells held is
+        // ignored.
+        for h in 0..=n {
+            for m in [0, h] {
+                if let Some(cell) = values.get_mut((h * n1 + m) * labels..(h * n1 + m + 1) * labels)
+                {
+                    cell.fill(forbidden.clone());
+                }
+            }
+        }
+        // Every cell is valid now that non-arcs hold `forbidden` (allowed
+        // nowhere): the graph is complete when its `n²` arcs are allowed.
+        let (mut valid, mut allowed) = (true, 0usize);
+        if labels == 1 {
+            for v in &values {
+                valid &= potentials.is_valid(v);
+                allowed += usize::from(potentials.allows(v));
+            }
+        } else {
+            for cell in values.chunks_exact(labels.max(1)) {
+                let mut any = false;
+                for v in cell {
+                    valid &= potentials.is_valid(v);
+                    any |= potentials.allows(v);
+                }
+                allowed += usize::from(any);
+            }
+        }
+        let g = Graph {
             n,
             labels,
             labeled,
             potentials,
             values: values.into(),
-            complete: true,
+            complete: allowed == n * n,
         };
-        let forbidden = match potentials {
-            Potentials::Weights => W::zero(),
-            Potentials::Scores => W::from_f64(f64::NEG_INFINITY),
-        };
-        let mut complete = true;
-        for h in 0..=n {
-            for m in 0..=n {
-                let mut allowed = false;
-                for l in 0..labels {
-                    let i = g.index(h, m, l);
-                    if !exists(h, m) {
-                        // Not an arc: whatever the cell held is ignored.
-                        Arc::make_mut(&mut g.values)[i] = forbidden.clone();
-                        continue;
-                    }
+        if !valid {
+            g.first_invalid()?;
+        }
+        Ok(g)
+    }
+
+    /// The first arc (in `[h][m][ℓ]` order) whose value is not valid, as
+    /// its error. `O(n² · labels)`.
+    fn first_invalid(&self) -> Result<()> {
+        for h in 0..=self.n {
+            for m in (1..=self.n).filter(|&m| m != h) {
+                for l in 0..self.labels {
                     let arc = ArcRef {
                         head: h,
                         dependent: m,
-                        label: labeled.then_some(l),
+                        label: self.labeled.then_some(l),
                     };
-                    let v = &g.values[i];
-                    g.check_value(arc, v)?;
-                    allowed |= match potentials {
-                        Potentials::Weights => !v.is_zero(),
-                        Potentials::Scores => v.to_f64() != f64::NEG_INFINITY,
-                    };
+                    self.check_value(arc, &self.values[self.index(h, m, l)])?;
                 }
-                complete &= allowed || !exists(h, m);
             }
         }
-        g.complete = complete;
-        Ok(g)
+        Ok(())
     }
 
     fn check_value(&self, arc: ArcRef, v: &W) -> Result<()> {
