@@ -445,6 +445,58 @@ pub fn corpus_pass(graphs: &[Graph], pool: &rayon::ThreadPool) -> f64 {
     })
 }
 
+/// The whole corpus as one ragged batch of the library's batch API
+/// ([`spantree_api::batch::compute_ragged`]) with its output buffers (the
+/// entropies and the entropy gradients), kept across passes as a caller
+/// would keep them.
+pub struct CorpusBatch {
+    lengths: Vec<usize>,
+    scores: Vec<f64>,
+    entropy: Vec<f64>,
+    gradient: Vec<f64>,
+}
+
+impl CorpusBatch {
+    /// The batch of `graphs`' score matrices ([`score_matrix_of`]), in order.
+    pub fn new(graphs: &[Graph]) -> CorpusBatch {
+        let scores: Vec<f64> = graphs
+            .iter()
+            .flat_map(|g| score_matrix_of(g).into_vec())
+            .collect();
+        CorpusBatch {
+            lengths: graphs.iter().map(Graph::n).collect(),
+            entropy: vec![0.0; graphs.len()],
+            gradient: vec![0.0; scores.len()],
+            scores,
+        }
+    }
+
+    /// Entropy and its gradient for every sentence in one call of the batch
+    /// API, default engine, single-root, on the workers of `pool` (the
+    /// validation of the scores and the writing of every output included);
+    /// returns the sum of the entropies.
+    ///
+    /// # Panics
+    /// If a sentence fails.
+    pub fn pass(&mut self, pool: &rayon::ThreadPool) -> f64 {
+        use spantree_api::batch::{compute_ragged, Ragged, RaggedOutputs};
+        let batch = Ragged {
+            lengths: &self.lengths,
+            scores: &self.scores,
+        };
+        let outputs = RaggedOutputs {
+            entropy: Some(&mut self.entropy),
+            grad_entropy: Some(&mut self.gradient),
+            ..RaggedOutputs::default()
+        };
+        let failed = pool
+            .install(|| compute_ragged(&spantree_faer::Accurate, Rooting::Single, batch, outputs))
+            .expect("the buffers fit the batch");
+        assert!(failed.iter().all(Option::is_none), "a sentence failed");
+        self.entropy.iter().sum()
+    }
+}
+
 /// The score graphs of the whole corpus: every sentence of every treebank
 /// under `dir` (one subdirectory of `.conllu` files each), scored by a fixed
 /// random model, `N(0, 1)` noise with gold arcs `+3`, seeded per sentence.

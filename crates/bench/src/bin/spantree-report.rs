@@ -197,19 +197,35 @@ fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed:
         t[2] * 1e3
     };
     let scores: Vec<_> = graphs.iter().map(speed::score_matrix_of).collect();
+    // The kernel floor in the order the batch API runs the sentences.
+    let lengths: Vec<usize> = graphs.iter().map(spantree_core::Graph::n).collect();
+    let by_length: Vec<_> = spantree_api::batch::longest_first(&lengths)
+        .into_iter()
+        .map(|s| scores[s].clone())
+        .collect();
+    let batch = std::cell::RefCell::new(speed::CorpusBatch::new(&graphs));
     println!(
-        "| threads | ms (median of 5 passes on one kept pool, after one untimed pass) | kernel floor ms (exp + LU + inverse + 2 solves, spantree `Lu`) | faer kernel ms |\n|---|---|---|---|"
+        "Medians of 5 passes on one kept pool, after one untimed pass, ms. The batch API \
+         (`compute_ragged`) validates the scores, runs the sentences longest first and writes \
+         every entropy and gradient into kept buffers; the loop builds one `Model` per \
+         sentence in input order. Kernel floor: exp + LU + inverse + 2 solves per sentence, \
+         spantree `Lu` (faer's in input order).\n\n\
+         | threads | batch API | `Model` loop, input order | kernel floor, longest first | kernel floor, input order | faer kernel |\n\
+         |---|---|---|---|---|---|"
     );
     for threads in [1, 2] {
         // One pool per thread count, kept across passes; the first pass of
         // each (threads starting, the allocator's first pages) is not timed.
         let pool = speed::corpus_pool(threads);
+        let batched = median5(&|| batch.borrow_mut().pass(&pool));
         let op = median5(&|| speed::corpus_pass(&graphs, &pool));
-        let kernel =
-            median5(&|| speed::corpus_kernel_pass(&scores, speed::KernelEngine::Spantree, &pool));
-        let faer =
-            median5(&|| speed::corpus_kernel_pass(&scores, speed::KernelEngine::Faer, &pool));
-        println!("| {threads} | {op:.1} | {kernel:.1} | {faer:.1} |");
+        let kernel = |s: &[spantree_core::Matrix<f64>], engine| {
+            median5(&|| speed::corpus_kernel_pass(s, engine, &pool))
+        };
+        let sorted = kernel(&by_length, speed::KernelEngine::Spantree);
+        let floor = kernel(&scores, speed::KernelEngine::Spantree);
+        let faer = kernel(&scores, speed::KernelEngine::Faer);
+        println!("| {threads} | {batched:.1} | {op:.1} | {sorted:.1} | {floor:.1} | {faer:.1} |");
     }
     println!(
         "\nRoutes of `accurate`, 1 thread, each sentence timed alone (median of 3; \
