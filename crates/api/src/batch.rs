@@ -474,11 +474,7 @@ pub fn compute_ragged<E: spantree_core::Engine<Scalar = f64>>(
     }
     // Longest first (the results do not depend on the order), each answer
     // back to its sentence's slot.
-    let jobs = permuted(
-        per.into_iter().enumerate().collect(),
-        &longest_first(batch.lengths),
-    );
-    let answers: Vec<(usize, Option<spantree_core::Error>)> = jobs
+    let answers = by_length(per, batch.lengths)
         .into_par_iter()
         .map(|(s, mut out)| {
             let n = batch.lengths[s];
@@ -490,11 +486,7 @@ pub fn compute_ragged<E: spantree_core::Engine<Scalar = f64>>(
             (s, result.err())
         })
         .collect();
-    let mut failed: Vec<Option<spantree_core::Error>> = (0..k).map(|_| None).collect();
-    for (s, error) in answers {
-        failed[s] = error;
-    }
-    Ok(failed)
+    Ok(in_input_order(answers))
 }
 
 /// The order in which a batch runs its sentences: the longest first, ties
@@ -515,16 +507,27 @@ pub fn compute_ragged<E: spantree_core::Engine<Scalar = f64>>(
 /// assert_eq!(longest_first(&[3, 7, 1, 7]), vec![1, 3, 0, 2]);
 /// ```
 pub fn longest_first(lengths: &[usize]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..lengths.len()).collect();
-    order.sort_by_key(|&s| std::cmp::Reverse(lengths[s]));
-    order
+    by_length(vec![(); lengths.len()], lengths)
+        .into_iter()
+        .map(|(i, ())| i)
+        .collect()
 }
 
-/// `items` rearranged so that item `order[j]` comes `j`-th (`order` a
-/// permutation of `0..items.len()`). `O(k)`.
-fn permuted<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {
-    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
-    order.iter().filter_map(|&s| slots[s].take()).collect()
+/// `items` paired with their indices, in the order of [`longest_first`]
+/// (`lengths[i]` is item `i`'s sentence length): the jobs of a batch, for a
+/// sequential or parallel map whose answers [`in_input_order`] puts back.
+/// `O(k log k)`.
+pub fn by_length<I>(items: Vec<I>, lengths: &[usize]) -> Vec<(usize, I)> {
+    let mut jobs: Vec<(usize, I)> = items.into_iter().enumerate().collect();
+    jobs.sort_by_key(|&(i, _)| std::cmp::Reverse(lengths.get(i).copied().unwrap_or(0)));
+    jobs
+}
+
+/// The answers of the jobs of [`by_length`], each `(index, answer)`, in
+/// index order. `O(k log k)`.
+pub fn in_input_order<T>(mut answers: Vec<(usize, T)>) -> Vec<T> {
+    answers.sort_by_key(|&(i, _)| i);
+    answers.into_iter().map(|(_, t)| t).collect()
 }
 
 impl SentenceOut<'_> {

@@ -32,6 +32,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use spantree_api::arrays::Padded;
+use spantree_api::batch;
 use spantree_api::typed::{self, ScoredTree};
 use spantree_api::{
     parse_rooting, Backend, BackendKind, Quantity, Request, Structure, UsageError, WithBackend,
@@ -399,40 +400,46 @@ struct Models<B: Backend> {
     items: Items<Model<B>>,
 }
 
-/// Runs `f` on `0..count`, in order: in the calling thread for `threads = 1`
-/// (nothing to survive a fork), on a fresh pool otherwise (`0`: all cores).
+/// Runs `f` on `0..lengths.len()` (item `i` of `lengths[i]` words), as
+/// [`run_each`].
 fn run<T: Send>(
     threads: usize,
-    count: usize,
+    lengths: &[usize],
     f: impl Fn(usize) -> T + Sync + Send,
 ) -> Result<Vec<T>, String> {
-    run_each(threads, vec![(); count], |i, ()| f(i))
+    run_each(threads, vec![(); lengths.len()], lengths, |i, ()| f(i))
 }
 
-/// Runs `f(i, input_i)` over `inputs`, in order, as [`run`].
+/// Runs `f(i, input_i)` over `inputs` (item `i` of `lengths[i]` words), the
+/// longest items first ([`batch::by_length`]: the results do not depend on
+/// the order, the time does), and returns the answers in input order: in
+/// the calling thread for `threads = 1` (nothing to survive a fork), on a
+/// fresh pool otherwise (`0`: all cores).
 fn run_each<I: Send, T: Send>(
     threads: usize,
     inputs: Vec<I>,
+    lengths: &[usize],
     f: impl Fn(usize, I) -> T + Sync + Send,
 ) -> Result<Vec<T>, String> {
-    if threads == 1 || inputs.len() <= 1 {
-        return Ok(inputs
-            .into_iter()
-            .enumerate()
-            .map(|(i, x)| f(i, x))
-            .collect());
+    let jobs = batch::by_length(inputs, lengths);
+    if threads == 1 || jobs.len() <= 1 {
+        let answers = jobs.into_iter().map(|(i, x)| (i, f(i, x))).collect();
+        return Ok(batch::in_input_order(answers));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
-    Ok(pool.install(|| {
-        inputs
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, x)| f(i, x))
-            .collect()
-    }))
+    let answers = pool.install(|| jobs.into_par_iter().map(|(i, x)| (i, f(i, x))).collect());
+    Ok(batch::in_input_order(answers))
+}
+
+/// Each item's number of words (`0` for an item that failed validation).
+fn lengths<M>(items: &Items<M>) -> Vec<usize> {
+    items
+        .iter()
+        .map(|item| item.as_ref().map_or(0, |item| item.graph.n()))
+        .collect()
 }
 
 /// Item `i`'s block of each question's output buffer, for `count` items
@@ -698,41 +705,46 @@ impl<B: Backend> AnyBatch for Models<B> {
             }
         }
         let count = self.items.len();
-        let answers = run_each(threads, sinks(outs, count), |i, sinks| {
-            let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
-            let mut answers: Vec<Answered<B::Scalar>> = match &self.items[i] {
-                Err(e) => all(e),
-                Ok(item) => item.with(
-                    self.keep,
-                    |g| self.build(g),
-                    |model| {
-                        let model = match model {
-                            Ok(model) => model,
-                            Err(e) => return all(e),
-                        };
-                        let answer = |q: Option<&Model<B>>| {
-                            asks.iter()
-                                .map(|&ask| self.answer(ask, i, model, q, extra))
-                                .collect()
-                        };
-                        match other.map(|o| (o, &o.items[i])) {
-                            None => answer(None),
-                            Some((_, Err(e))) => all(e),
-                            Some((o, Ok(q))) => q.with(
-                                o.keep,
-                                |g| o.build(g),
-                                |q| match q {
-                                    Ok(q) => answer(Some(q)),
-                                    Err(e) => all(e),
-                                },
-                            ),
-                        }
-                    },
-                ),
-            };
-            write(&mut answers, sinks, self.shape);
-            answers
-        })?;
+        let answers = run_each(
+            threads,
+            sinks(outs, count),
+            &lengths(&self.items),
+            |i, sinks| {
+                let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
+                let mut answers: Vec<Answered<B::Scalar>> = match &self.items[i] {
+                    Err(e) => all(e),
+                    Ok(item) => item.with(
+                        self.keep,
+                        |g| self.build(g),
+                        |model| {
+                            let model = match model {
+                                Ok(model) => model,
+                                Err(e) => return all(e),
+                            };
+                            let answer = |q: Option<&Model<B>>| {
+                                asks.iter()
+                                    .map(|&ask| self.answer(ask, i, model, q, extra))
+                                    .collect()
+                            };
+                            match other.map(|o| (o, &o.items[i])) {
+                                None => answer(None),
+                                Some((_, Err(e))) => all(e),
+                                Some((o, Ok(q))) => q.with(
+                                    o.keep,
+                                    |g| o.build(g),
+                                    |q| match q {
+                                        Ok(q) => answer(Some(q)),
+                                        Err(e) => all(e),
+                                    },
+                                ),
+                            }
+                        },
+                    ),
+                };
+                write(&mut answers, sinks, self.shape);
+                answers
+            },
+        )?;
         Ok(lay_out_all::<B>(self.shape, asks, extra, &answers))
     }
 }
@@ -911,25 +923,30 @@ impl AnyBatch for Charts {
         outs: Vec<Option<&mut [f64]>>,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
         let count = self.items.len();
-        let answers = run_each(threads, sinks(outs, count), |i, sinks| {
-            let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
-            let mut answers: Vec<Answered<f64>> = match &self.items[i] {
-                Err(e) => all(e),
-                Ok(item) => item.with(
-                    self.keep,
-                    |g| Projective::new(g, self.rooting),
-                    |chart| match chart {
-                        Ok(chart) => asks
-                            .iter()
-                            .map(|&ask| self.answer(ask, chart, &item.graph))
-                            .collect(),
-                        Err(e) => all(e),
-                    },
-                ),
-            };
-            write(&mut answers, sinks, self.shape);
-            answers
-        })?;
+        let answers = run_each(
+            threads,
+            sinks(outs, count),
+            &lengths(&self.items),
+            |i, sinks| {
+                let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
+                let mut answers: Vec<Answered<f64>> = match &self.items[i] {
+                    Err(e) => all(e),
+                    Ok(item) => item.with(
+                        self.keep,
+                        |g| Projective::new(g, self.rooting),
+                        |chart| match chart {
+                            Ok(chart) => asks
+                                .iter()
+                                .map(|&ask| self.answer(ask, chart, &item.graph))
+                                .collect(),
+                            Err(e) => all(e),
+                        },
+                    ),
+                };
+                write(&mut answers, sinks, self.shape);
+                answers
+            },
+        )?;
         Ok(lay_out_all::<spantree_faer::F64>(
             self.shape, asks, extra, &answers,
         ))
@@ -969,7 +986,7 @@ impl Build<'_> {
     /// The validated items, `O(n²)` each: each is factorised by the first
     /// question, graph by graph with its answers.
     fn items<M: Send + Sync>(&self) -> Result<Items<M>, String> {
-        run(self.threads, self.n_words.len(), |i| {
+        run(self.threads, self.n_words, |i| {
             let graph = self.graph(i)?;
             graph
                 .spanning_tree(self.rooting)
