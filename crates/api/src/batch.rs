@@ -245,22 +245,27 @@ pub fn stream_until<B: Backend>(
             oversize,
             len,
         } = &mut chunk;
+        // The longest lines (the longest sentences) first, as
+        // `compute_ragged` runs its sentences; each writes its own slot.
+        let jobs: Vec<_> = lines[..*len]
+            .iter()
+            .zip(&mut outputs[..*len])
+            .zip(&mut outcomes[..*len])
+            .zip(&mut done[..*len])
+            .zip(&oversize[..*len])
+            .collect();
+        let bytes_of: Vec<usize> = lines[..*len].iter().map(Vec::len).collect();
         pool.install(|| {
-            lines[..*len]
-                .par_iter()
-                .zip(outputs[..*len].par_iter_mut())
-                .zip(outcomes[..*len].par_iter_mut())
-                .zip(done[..*len].par_iter_mut())
-                .zip(oversize[..*len].par_iter())
-                .enumerate()
-                .for_each(|(i, ((((line, out), outcome), done), &oversize))| {
+            by_length(jobs, &bytes_of).into_par_iter().for_each(
+                |(i, ((((line, out), outcome), done), &oversize))| {
                     *done = !stop.load(Ordering::Relaxed);
                     if *done && oversize {
                         *outcome = too_long(request, first + i + 1, out);
                     } else if *done {
                         *outcome = process_line(backend, request, first + i + 1, line, out);
                     }
-                });
+                },
+            );
         });
         for ((out, outcome), &done) in outputs[..*len]
             .iter()

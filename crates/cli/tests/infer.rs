@@ -583,6 +583,12 @@ fn output_does_not_depend_on_the_thread_count() {
     assert_eq!(stderr(&one), stderr(&two));
     // One record per non-blank line: lines 17, 54, 91, 128, 165 (0-based) are blank.
     assert_eq!(records(&one).len(), 195);
+    // In input order, whatever order the sentences ran in.
+    let ids: Vec<u64> = records(&one)
+        .iter()
+        .filter_map(|r| r["id"].as_u64())
+        .collect();
+    assert!(ids.len() > 180 && ids.windows(2).all(|w| w[0] < w[1]));
 }
 
 #[test]
