@@ -12,6 +12,7 @@ use crate::error::Numerical;
 use crate::graph::Rooting;
 use crate::laplacian::laplacian;
 use crate::linalg::refine::{corrections, residuals, Corrections, Form};
+use crate::linalg::{column_blocks, load_lanes, store_lanes};
 use crate::matrix::{Matrix, Scratch};
 use crate::scalar::Sign;
 use pulp::{Arch, Simd, WithSimd};
@@ -856,19 +857,20 @@ impl<F: Factorization<Scalar = f64>> RowSum<F> {
 /// `X_jj` multi-root and `X_j0` single-root: [`arc_entries`](crate::laplacian::arc_entries))
 /// with their entry-wise test: `|X_jj| + |X_ji| ≤ bound · |μ_hm / w_hm|`,
 /// i.e. the difference keeps [`CERTIFY_MARGINAL_BITS`] against its
-/// rounding `entry_error · (|X_jj| + |X_ji|)` (NaN fails). Row by row over
-/// the arcs `h → ·`: column `h − 1` of `X` (the `X_ji` row `h` reads) comes
-/// from a scratch block of [`GATHERED_COLUMNS`] columns transposed at once
-/// ([`transposed_columns`]), then the row runs in whole vectors and one
-/// partial one, branch-free; two rows at a time where both read
-/// `X_jj − X_ji` from one block (the columns' state loaded and stored once
-/// for both, the same operations in the same order). With `sweep`
+/// rounding `entry_error · (|X_jj| + |X_ji|)` (NaN fails). Over blocks of
+/// as many words as a vector has lanes ([`column_blocks`]) down the rows
+/// `h`: arc `h → m` reads `X_{j,h−1}` along row `h − 1` of `Xᵀ`,
+/// transposed once into the thread's [`Scratch`], and each block's state
+/// (whether an entry failed, and the sweep's) stays in vector registers
+/// down the rows; every load and store is a whole vector, branch-free
+/// (fewer words than lanes: `pulp::Scalar`, one lane). With `sweep`
 /// (`3(n + 1)` zeros, else
 /// empty) it also takes [`nearly_certain_word`](dense::nearly_certain_word)'s
 /// column sweep of the marginals it writes, in the same order, the same
 /// bits: per column the largest marginal, their sum and the count of
-/// allowed arcs, over `h ≠ m`. Returns the words with a failing entry.
-/// `O(n²)`, `(3 + GATHERED_COLUMNS) n` of the thread's [`Scratch`] besides `out`
+/// allowed arcs, over `h ≠ m` (the diagonal arc's lane adds `+0` and
+/// counts nothing). Returns the words with a failing entry.
+/// `O(n²)`, `n² + 3n` of the thread's [`Scratch`] besides `out`
 /// (whose column `0` it leaves as it is).
 struct EntryWise<'a> {
     x: &'a [f64],
@@ -880,138 +882,116 @@ struct EntryWise<'a> {
     sweep: &'a mut [f64],
 }
 
-/// The state of [`EntryWise`]'s columns, per column whether an entry failed
-/// (`1` or `0`), and the column sweep's largest marginal, sum and count of
-/// allowed arcs: of one vector of lanes (`V` a vector), or of every column
-/// (`V` a slice, the sweep's empty when it is not taken).
-#[derive(Clone, Copy)]
-struct Lanes<V> {
-    failed: V,
-    top: V,
-    sum: V,
-    allowed: V,
-}
-
 impl WithSimd for EntryWise<'_> {
     type Output = Vec<usize>;
 
     #[inline(always)]
     fn with_simd<Sm: Simd>(self, simd: Sm) -> Vec<usize> {
-        let EntryWise {
-            x,
-            w,
-            out,
-            n1,
-            single,
-            bound,
-            sweep,
-        } = self;
-        let n = n1 - 1;
-        if n == 0 {
-            return Vec::new();
+        // The sweep as a constant: each body keeps only its own work.
+        match (self.n1 <= Sm::F64_LANES, self.sweep.is_empty()) {
+            (true, true) => entry_wise_blocks::<_, false>(pulp::Scalar::new(), self),
+            (true, false) => entry_wise_blocks::<_, true>(pulp::Scalar::new(), self),
+            (false, true) => entry_wise_blocks::<_, false>(simd, self),
+            (false, false) => entry_wise_blocks::<_, true>(simd, self),
         }
-        let swept = !sweep.is_empty();
-        // The diagonal read (none single-root into word 1), zeros, per word
-        // whether an entry failed, and the block of columns of `X` holding
-        // the one the row reads (transposed: each a row of `n`).
-        let mut buf = Scratch::take();
-        buf.resize((3 + GATHERED_COLUMNS) * n, 0.0);
-        let (diagonal, rest) = buf.split_at_mut(n);
-        let (zeros, rest) = rest.split_at_mut(n);
-        let (failed, block) = rest.split_at_mut(n);
-        let mut block_start = None;
-        for (j, d) in diagonal.iter_mut().enumerate() {
-            *d = if single && j == 0 { 0.0 } else { x[j * n + j] };
-        }
-        let (top, sum, allowed): (&mut [f64], &mut [f64], &mut [f64]) = if swept {
-            let (top, rest) = sweep[..3 * n1].split_at_mut(n1);
-            let (sum, allowed) = rest.split_at_mut(n1);
-            (&mut top[1..], &mut sum[1..], &mut allowed[1..])
-        } else {
-            (&mut [], &mut [], &mut [])
-        };
-        let mut state = Lanes {
-            failed,
-            top,
-            sum,
-            allowed,
-        };
-        // The column of `X` row `h` reads, from the block that holds it.
-        let mut column = |i: usize, block: &mut [f64]| -> std::ops::Range<usize> {
-            let start = i - i % GATHERED_COLUMNS;
-            if block_start != Some(start) {
-                transposed_columns(x, n, start, block);
-                block_start = Some(start);
-            }
-            (i - start) * n..(i - start + 1) * n
-        };
-        // The first row that reads `X_jj − X_j,h−1`, like every row after it.
-        let first_pair = if single { 2 } else { 1 };
-        let mut h = 0;
-        while h < n1 {
-            // The diagonal arc `h → h` is no arc: the sweep's state of
-            // column `h` is set back after the row, then takes `+0`. Where
-            // its weight is zero the row left that state as the setting
-            // back would (the largest is `≥ +0` and never NaN, `+0` is
-            // added to the sum and to the count), and it is not stored
-            // again: a scalar store under the next row's vector load of the
-            // same lanes stalls its store forwarding.
-            let set_back = |h: usize| swept && h > 0 && w[h * n1 + h] != 0.0;
-            // Two rows at once where both read `X_jj − X_j,h−1` from the
-            // same block, and neither is set back.
-            if h >= first_pair
-                && h + 1 < n1
-                && (h - 1) % GATHERED_COLUMNS != GATHERED_COLUMNS - 1
-                && !set_back(h)
-                && !set_back(h + 1)
-            {
-                let (c0, c1) = (column(h - 1, block), column(h, block));
-                let (b0, b1) = (&block[c0], &block[c1]);
-                let (w0, w1) = (
-                    &w[h * n1 + 1..(h + 1) * n1],
-                    &w[(h + 1) * n1 + 1..(h + 2) * n1],
-                );
-                let (o0, o1) = out[h * n1..(h + 2) * n1].split_at_mut(n1);
-                let rows = ([b0, b1], [w0, w1], [&mut o0[1..], &mut o1[1..]]);
-                entry_wise_rows(swept, simd, diagonal, rows, bound, &mut state);
-                h += 2;
-                continue;
-            }
-            // What arc `h → j + 1` reads: `a − b`.
-            let read = match (h, single) {
-                (0, false) | (1, true) => None,
-                (0, true) => Some(0),
-                _ => Some(h - 1),
-            };
-            let range = read.map(|i| column(i, block));
-            let column: &[f64] = match range {
-                Some(r) => &block[r],
-                None => zeros,
-            };
-            let (a, b): (&[f64], &[f64]) = match (h, single) {
-                (0, false) | (1, true) => (diagonal, zeros),
-                (0, true) => (column, zeros),
-                _ => (diagonal, column),
-            };
-            let (wr, or) = (
-                &w[h * n1 + 1..(h + 1) * n1],
-                &mut out[h * n1 + 1..(h + 1) * n1],
-            );
-            let kept =
-                set_back(h).then(|| (state.top[h - 1], state.sum[h - 1], state.allowed[h - 1]));
-            entry_wise_rows(swept, simd, a, ([b], [wr], [or]), bound, &mut state);
-            if let Some((t, s, c)) = kept {
-                state.top[h - 1] = t.max(0.0);
-                state.sum[h - 1] = s + 0.0;
-                state.allowed[h - 1] = c;
-            }
-            h += 1;
-        }
-        (0..n)
-            .filter(|&j| state.failed[j] == 1.0)
-            .map(|j| j + 1)
-            .collect()
     }
+}
+
+/// The body of [`EntryWise`] under `simd` (at least as many words as
+/// lanes), with the column sweep if `SWEEP`.
+#[inline(always)]
+fn entry_wise_blocks<Sm: Simd, const SWEEP: bool>(simd: Sm, args: EntryWise<'_>) -> Vec<usize> {
+    let EntryWise {
+        x,
+        w,
+        out,
+        n1,
+        single,
+        bound,
+        sweep,
+    } = args;
+    let n = n1 - 1;
+    if n == 0 {
+        return Vec::new();
+    }
+    // `Xᵀ`, then per word the diagonal read (none single-root into word
+    // 1), the word `m` itself, and whether an entry failed.
+    let mut buf = Scratch::take();
+    buf.reserve(n * n + 3 * n);
+    for i in 0..n {
+        buf.extend(x.chunks_exact(n).map(|xr| xr[i]));
+    }
+    buf.resize(n * n + 3 * n, 0.0);
+    let (xt, rest) = buf.split_at_mut(n * n);
+    let xt = &*xt;
+    let (diagonal, rest) = rest.split_at_mut(n);
+    let (words, failed) = rest.split_at_mut(n);
+    for (j, (d, m)) in diagonal.iter_mut().zip(words.iter_mut()).enumerate() {
+        *d = if single && j == 0 { 0.0 } else { x[j * n + j] };
+        *m = (j + 1) as f64;
+    }
+    let (top, sum, allowed): (&mut [f64], &mut [f64], &mut [f64]) = if SWEEP {
+        let (top, rest) = sweep[..3 * n1].split_at_mut(n1);
+        let (sum, allowed) = rest.split_at_mut(n1);
+        (&mut top[1..], &mut sum[1..], &mut allowed[1..])
+    } else {
+        (&mut [], &mut [], &mut [])
+    };
+    let (zero, one, bound) = (
+        simd.splat_f64s(0.0),
+        simd.splat_f64s(1.0),
+        simd.splat_f64s(bound),
+    );
+    let lanes = Sm::F64_LANES;
+    for at in column_blocks(n, lanes) {
+        let load = |m: &[f64], k: usize| load_lanes(simd, m, k);
+        let (d, words) = (load(diagonal, at), load(words, at));
+        let (mut failed_v, mut top_v, mut sum_v, mut allowed_v) = (zero, zero, zero, zero);
+        for h in 0..n1 {
+            // Arc `h → m` of lane `j` at `h n1 + 1 + j`: `μ = w (a − b)`.
+            let row = h * n1 + 1 + at;
+            let (a, b) = match (h, single) {
+                (0, false) | (1, true) => (d, zero),
+                (0, true) => (load(xt, at), zero),
+                _ => (d, load(xt, (h - 1) * n + at)),
+            };
+            let wv = load(w, row);
+            let arc = simd.not_m64s(simd.equal_f64s(wv, zero));
+            let value = simd.sub_f64s(a, b);
+            let size = simd.add_f64s(simd.abs_f64s(a), simd.abs_f64s(b));
+            let keeps_its_bits =
+                simd.less_than_or_equal_f64s(size, simd.mul_f64s(bound, simd.abs_f64s(value)));
+            let fails = simd.and_m64s(arc, simd.not_m64s(keeps_its_bits));
+            failed_v = simd.select_f64s(fails, one, failed_v);
+            let mu = simd.select_f64s(arc, simd.mul_f64s(wv, value), zero);
+            store_lanes(simd, out, row, mu);
+            if SWEEP {
+                // The diagonal arc `h → h` is no arc: its lane (only in
+                // the block holding word `h`) adds `+0` and counts nothing.
+                let (mu, arc) = if h > at && h <= at + lanes {
+                    let off = simd.not_m64s(simd.equal_f64s(words, simd.splat_f64s(h as f64)));
+                    (simd.select_f64s(off, mu, zero), simd.and_m64s(off, arc))
+                } else {
+                    (mu, arc)
+                };
+                // The largest kept where `μ` is not greater (as `f64::max`
+                // from a non-NaN start: a NaN is not kept).
+                top_v = simd.select_f64s(simd.greater_than_f64s(mu, top_v), mu, top_v);
+                sum_v = simd.add_f64s(sum_v, mu);
+                allowed_v = simd.add_f64s(allowed_v, simd.select_f64s(arc, one, zero));
+            }
+        }
+        store_lanes(simd, failed, at, failed_v);
+        if SWEEP {
+            store_lanes(simd, top, at, top_v);
+            store_lanes(simd, sum, at, sum_v);
+            store_lanes(simd, allowed, at, allowed_v);
+        }
+    }
+    (0..n)
+        .filter(|&j| failed[j] == 1.0)
+        .map(|j| j + 1)
+        .collect()
 }
 
 /// [`nearly_certain_word`](dense::nearly_certain_word)'s column sweep
@@ -1042,27 +1022,6 @@ fn resweep_columns(sweep: &mut [f64], mu: &Matrix<f64>, moved: impl Iterator<Ite
     }
 }
 
-/// How many columns of `X` [`EntryWise`] gathers at once
-/// ([`transposed_columns`]): `8`, one cache line of each row of `X`.
-const GATHERED_COLUMNS: usize = 8;
-
-/// Columns `start..` of the row-major `n × n` matrix `x`, as many as
-/// `block` holds rows of `n` (fewer at the right edge), transposed into
-/// `block`: `block[r n + j] = x[j][start + r]`, a column at a time down the
-/// rows (the columns of a block share each row's cache line). Not inlined:
-/// inside [`EntryWise`]'s loop a strided gather of one column per row
-/// spilled its registers (about 40% of `EntryWise`'s time at `n = 36`).
-/// `O(n · width)`.
-#[inline(never)]
-fn transposed_columns(x: &[f64], n: usize, start: usize, block: &mut [f64]) {
-    let width = (block.len() / n).min(n - start);
-    for (r, column) in block.chunks_exact_mut(n).take(width).enumerate() {
-        for (c, row) in column.iter_mut().zip(x.chunks_exact(n)) {
-            *c = row[start + r];
-        }
-    }
-}
-
 /// [`EntryWise`] of the inverse `x` and the weights `w` into new marginals
 /// (`(n + 1)²`, column `0` zero) and, when `swept`, a new column sweep
 /// (`3(n + 1)`; empty otherwise), run by `run` (an instruction-set
@@ -1088,152 +1047,6 @@ fn entry_wise(
         sweep: &mut sweep,
     });
     (mu, failed, sweep)
-}
-
-/// `R` rows of [`EntryWise`]: each row's `b`, weights and marginals.
-type Rows<'a, const R: usize> = ([&'a [f64]; R], [&'a [f64]; R], [&'a mut [f64]; R]);
-
-/// [`entry_wise_row`] with the column sweep taken or not as `swept` says:
-/// one branch per row (or pair of rows), each loop compiled for its case.
-#[inline(always)]
-fn entry_wise_rows<Sm: Simd, const R: usize>(
-    swept: bool,
-    simd: Sm,
-    a: &[f64],
-    rows: Rows<'_, R>,
-    bound: f64,
-    state: &mut Lanes<&mut [f64]>,
-) {
-    if swept {
-        entry_wise_row::<Sm, true, R>(simd, a, rows, bound, state);
-    } else {
-        entry_wise_row::<Sm, false, R>(simd, a, rows, bound, state);
-    }
-}
-
-/// `R` consecutive rows of [`EntryWise`] over the words `j` (`a` shared,
-/// each row's `b`, weights `w` and marginals `out`, the state of every
-/// column): whole vectors, then one partial vector for the tail. The rows
-/// run one after the other on each vector of lanes, in order, the columns'
-/// state loaded and stored once for all of them (the same operations in
-/// the same order as one row at a time: the same bits).
-#[inline(always)]
-fn entry_wise_row<Sm: Simd, const SWEEP: bool, const R: usize>(
-    simd: Sm,
-    a: &[f64],
-    (b, w, out): Rows<'_, R>,
-    bound: f64,
-    state: &mut Lanes<&mut [f64]>,
-) {
-    let (bound, zero) = (simd.splat_f64s(bound), simd.splat_f64s(0.0));
-    let (av, at) = Sm::as_simd_f64s(a);
-    let k_len = av.len();
-    let b = b.map(|b| {
-        let (v, t) = Sm::as_simd_f64s(b);
-        (&v[..k_len], t)
-    });
-    let w = w.map(|w| {
-        let (v, t) = Sm::as_simd_f64s(w);
-        (&v[..k_len], t)
-    });
-    let out = out.map(|o| {
-        let (v, t) = Sm::as_mut_simd_f64s(o);
-        (&mut v[..k_len], t)
-    });
-    let (fv, ft) = Sm::as_mut_simd_f64s(state.failed);
-    let fv = &mut fv[..k_len];
-    // The sweep's state (empty slices without `SWEEP`: zeros, never stored).
-    let (tv, tt) = Sm::as_mut_simd_f64s(state.top);
-    let (sv, st) = Sm::as_mut_simd_f64s(state.sum);
-    let (cv, ct) = Sm::as_mut_simd_f64s(state.allowed);
-    let (tv, sv, cv) = if SWEEP {
-        (&mut tv[..k_len], &mut sv[..k_len], &mut cv[..k_len])
-    } else {
-        (tv, sv, cv)
-    };
-    for k in 0..k_len {
-        let state = |v: &[Sm::f64s]| if SWEEP { v[k] } else { zero };
-        let mut l = Lanes {
-            failed: fv[k],
-            top: state(tv),
-            sum: state(sv),
-            allowed: state(cv),
-        };
-        for r in 0..R {
-            let (mu, next) =
-                entry_wise_lanes::<Sm, SWEEP>(simd, av[k], b[r].0[k], w[r].0[k], bound, l);
-            out[r].0[k] = mu;
-            l = next;
-        }
-        fv[k] = l.failed;
-        if SWEEP {
-            (tv[k], sv[k], cv[k]) = (l.top, l.sum, l.allowed);
-        }
-    }
-    if !at.is_empty() {
-        // A partial load of an empty slice is zeros; a store to it, nothing.
-        let mut l = Lanes {
-            failed: simd.partial_load_f64s(ft),
-            top: simd.partial_load_f64s(tt),
-            sum: simd.partial_load_f64s(st),
-            allowed: simd.partial_load_f64s(ct),
-        };
-        let a = simd.partial_load_f64s(at);
-        for r in 0..R {
-            let (b, w) = (
-                simd.partial_load_f64s(b[r].1),
-                simd.partial_load_f64s(w[r].1),
-            );
-            let (mu, next) = entry_wise_lanes::<Sm, SWEEP>(simd, a, b, w, bound, l);
-            simd.partial_store_f64s(out[r].1, mu);
-            l = next;
-        }
-        simd.partial_store_f64s(ft, l.failed);
-        simd.partial_store_f64s(tt, l.top);
-        simd.partial_store_f64s(st, l.sum);
-        simd.partial_store_f64s(ct, l.allowed);
-    }
-}
-
-/// The lanes of one vector of [`EntryWise`]: `μ = w (a − b)` where
-/// `w ≠ 0` (else `+0`), the column failed where `|a| + |b| ≤ bound |a − b|`
-/// does not hold on an allowed arc (NaN fails), and with `SWEEP` the column
-/// sweep of `μ`: the largest kept where `μ` is not greater (as `f64::max`
-/// from a non-NaN start: a NaN is not kept), the sum, and one more allowed
-/// arc where `w ≠ 0`.
-#[inline(always)]
-fn entry_wise_lanes<Sm: Simd, const SWEEP: bool>(
-    simd: Sm,
-    a: Sm::f64s,
-    b: Sm::f64s,
-    w: Sm::f64s,
-    bound: Sm::f64s,
-    l: Lanes<Sm::f64s>,
-) -> (Sm::f64s, Lanes<Sm::f64s>) {
-    let (zero, one) = (simd.splat_f64s(0.0), simd.splat_f64s(1.0));
-    let arc = simd.not_m64s(simd.equal_f64s(w, zero));
-    let value = simd.sub_f64s(a, b);
-    let size = simd.add_f64s(simd.abs_f64s(a), simd.abs_f64s(b));
-    let keeps_its_bits =
-        simd.less_than_or_equal_f64s(size, simd.mul_f64s(bound, simd.abs_f64s(value)));
-    let fails = simd.and_m64s(arc, simd.not_m64s(keeps_its_bits));
-    let failed = simd.select_f64s(fails, one, l.failed);
-    let mu = simd.select_f64s(arc, simd.mul_f64s(w, value), zero);
-    if !SWEEP {
-        return (mu, Lanes { failed, ..l });
-    }
-    let top = simd.select_f64s(simd.greater_than_f64s(mu, l.top), mu, l.top);
-    let sum = simd.add_f64s(l.sum, mu);
-    let allowed = simd.add_f64s(l.allowed, simd.select_f64s(arc, one, zero));
-    (
-        mu,
-        Lanes {
-            failed,
-            top,
-            sum,
-            allowed,
-        },
-    )
 }
 
 /// Whether any column of dense marginals can pass the first entry-wise
