@@ -226,11 +226,21 @@ impl PlainLu {
         if b.cols() != n || x.rows() != n || x.cols() != n {
             return false;
         }
-        self.run(Task::InPlace {
-            b: b.as_mut_slice(),
-            x: x.as_slice(),
-            n,
-        });
+        if n <= SMALL_PRODUCT {
+            // Its own dispatch: [`Run`]'s body (the solves, the inverse)
+            // stays as it was compiled without it.
+            self.arch.dispatch(SmallInPlace {
+                b: b.as_mut_slice(),
+                x: x.as_slice(),
+                n,
+            });
+        } else {
+            self.run(Task::InPlace {
+                b: b.as_mut_slice(),
+                x: x.as_slice(),
+                n,
+            });
+        }
         if transposed {
             let b = b.as_mut_slice();
             for i in 0..n {
@@ -771,16 +781,6 @@ impl WithSimd for Run<'_> {
                 if n == 0 {
                     return;
                 }
-                match n {
-                    1 => return small_in_place::<1>(b, x),
-                    2 => return small_in_place::<2>(b, x),
-                    3 => return small_in_place::<3>(b, x),
-                    4 => return small_in_place::<4>(b, x),
-                    5 => return small_in_place::<5>(b, x),
-                    6 => return small_in_place::<6>(b, x),
-                    SMALL_PRODUCT => return small_in_place::<SMALL_PRODUCT>(b, x),
-                    _ => {}
-                }
                 // As `Product`'s groups, `X` padded once if its rows are
                 // not whole vectors.
                 let mut buf = Scratch::take();
@@ -831,18 +831,49 @@ impl WithSimd for Run<'_> {
 /// the groups and their copies back) costs more than the `n³` products
 /// at these sizes (below [`PAD`], where AVX-512 pads every row). Measured,
 /// `op_loop grad_entropy N REPS 0 accurate` (the sandwich of every
-/// product): callgrind instructions per call (AVX2) `n = 2` 15.8k → 15.0k,
-/// `4` 17.6k → 16.9k, `5` 24.6k → 23.1k, `6` 28.4k → 26.7k, `7` 32.5k →
-/// 30.8k; task-clock (AVX-512, 200,000 calls, medians of 3) `n = 3` −7.4%,
-/// `7` −6.3%.
+/// product): callgrind instructions per call (AVX2) `n = 2` 15.8k → 14.9k,
+/// `4` 17.6k → 16.8k, `5` 24.6k → 23.1k, `6` 28.4k → 26.7k, `7` 32.4k →
+/// 30.7k (`10`, `20`, `36` within 0.04%: its own dispatch,
+/// [`SmallInPlace`], leaves [`Run`] as it was; inlined into `Run`, the
+/// larger sizes lost 0.2–0.5%); task-clock (AVX-512, 200,000 calls,
+/// medians of 3) `n = 3` −7.4%, `7` −6.3%.
 const SMALL_PRODUCT: usize = 7;
+
+/// [`PlainLu::matmul_in_place`] up to [`SMALL_PRODUCT`] rows
+/// ([`small_in_place`] for the size `n`), under one instruction-set
+/// dispatch.
+struct SmallInPlace<'a> {
+    b: &'a mut [f64],
+    x: &'a [f64],
+    n: usize,
+}
+
+impl WithSimd for SmallInPlace<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) {
+        let (b, x) = (self.b, self.x);
+        match self.n {
+            0 => {}
+            1 => small_in_place::<1>(b, x),
+            2 => small_in_place::<2>(b, x),
+            3 => small_in_place::<3>(b, x),
+            4 => small_in_place::<4>(b, x),
+            5 => small_in_place::<5>(b, x),
+            6 => small_in_place::<6>(b, x),
+            _ => small_in_place::<SMALL_PRODUCT>(b, x),
+        }
+    }
+}
 
 /// `B X` in place of `B` (both `N × N`, `N ≤ SMALL_PRODUCT`), entry by
 /// entry, each `fma(b_il, x_lk, ·)` in the order of `l` from `+0`: the sums
 /// of the kernel's tiles, lane by lane, bit for bit; a row of `B` whose
 /// entries are all zero becomes `+0`, as the tiles skip it and leave their
-/// zeroed scratch. Inlined into [`Run`]'s dispatch (the fused multiply-add
-/// of the instruction set), its loops unrolled for the size. `O(N³)`.
+/// zeroed scratch. Inlined into [`SmallInPlace`]'s dispatch (the fused
+/// multiply-add of the instruction set), its loops unrolled for the size.
+/// `O(N³)`.
 #[inline(always)]
 fn small_in_place<const N: usize>(b: &mut [f64], x: &[f64]) {
     let x = &x[..N * N];
@@ -1357,7 +1388,7 @@ mod tests {
     /// (here `−0`) giving `+0`, on every instruction set of [`arches`].
     #[test]
     fn small_products_in_place_are_the_plain_loop() {
-        for n in 1..=SMALL_PRODUCT + 3 {
+        for n in 0..=SMALL_PRODUCT + 3 {
             let mut next = uniform(0x5a11 + n as u64);
             let b = Matrix::from_fn(n, n, |i, _| if i == n / 2 { -0.0 } else { next() - 0.5 });
             let x = Matrix::from_fn(n, n, |_, _| next() - 0.5);
