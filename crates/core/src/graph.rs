@@ -84,8 +84,10 @@ pub struct Graph<W = f64> {
     potentials: Potentials,
     /// `[h][m][ℓ]`, row-major, `(n+1)² · labels` values, shared: a model
     /// keeps its graph ([`Model::graph`](crate::Model::graph)), and a clone
-    /// per model copied `(n+1)²` values (5% of `ln Z` at `n = 36`).
-    values: Arc<[W]>,
+    /// per model copied `(n+1)²` values (5% of `ln Z` at `n = 36`). An
+    /// `Arc<Vec<_>>`, not an `Arc<[_]>`: the validated vector moves in, where
+    /// a slice would be copied once more.
+    values: Arc<Vec<W>>,
     /// Whether every arc is allowed (no forbidden arc): then a spanning tree
     /// exists under both rootings, decided in `O(1)`.
     complete: bool,
@@ -105,6 +107,15 @@ fn check_rows(rows: usize, lens: impl Iterator<Item = usize>) -> Result<usize> {
         }
     }
     Ok(rows - 1)
+}
+
+/// The rows one after the other, a row at a time (`O(total)`).
+fn concatenated<W: Clone, R: AsRef<[W]>>(rows: &[R]) -> Vec<W> {
+    let mut values = Vec::with_capacity(rows.iter().map(|r| r.as_ref().len()).sum());
+    for row in rows {
+        values.extend_from_slice(row.as_ref());
+    }
+    values
 }
 
 fn exists(h: usize, m: usize) -> bool {
@@ -128,11 +139,7 @@ impl<W: Scalar> Graph<W> {
     /// ```
     pub fn from_weights<R: AsRef<[W]>>(rows: &[R]) -> Result<Self> {
         let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
-        let values = rows
-            .iter()
-            .flat_map(|r| r.as_ref().iter().cloned())
-            .collect();
-        Self::validated(n, 1, false, Potentials::Weights, values)
+        Self::validated(n, 1, false, Potentials::Weights, concatenated(rows))
     }
 
     /// A labeled graph from weights: `rows[h][m][ℓ]` is the weight of arc
@@ -201,7 +208,7 @@ impl<W: Scalar> Graph<W> {
             labels,
             labeled,
             potentials,
-            values: values.into(),
+            values: Arc::new(values),
             complete: allowed == n * n,
         };
         if !valid {
@@ -458,11 +465,7 @@ impl Graph<f64> {
     /// ```
     pub fn from_scores<R: AsRef<[f64]>>(rows: &[R]) -> Result<Self> {
         let n = check_rows(rows.len(), rows.iter().map(|r| r.as_ref().len()))?;
-        let values = rows
-            .iter()
-            .flat_map(|r| r.as_ref().iter().copied())
-            .collect();
-        Self::validated(n, 1, false, Potentials::Scores, values)
+        Self::validated(n, 1, false, Potentials::Scores, concatenated(rows))
     }
 
     /// A labeled graph from scores: `rows[h][m][ℓ]`, with the conventions of
@@ -504,7 +507,7 @@ impl Graph<f64> {
             labels: self.labels,
             labeled: self.labeled,
             potentials: Potentials::Scores,
-            values: values.into(),
+            values: Arc::new(values),
             // α θ is finite wherever θ is (α ≥ 0 finite): the support is kept.
             complete: self.complete && alpha.is_finite(),
         }
