@@ -395,7 +395,8 @@ fn split_cells<'a>(out: &'a mut [f64], offsets: &[usize]) -> Vec<&'a mut [f64]> 
 /// validated like [`Graph::from_scores`](spantree_core::Graph::from_scores).
 /// Each sentence builds one [`Model`](spantree_core::Model) (one
 /// factorisation, `O(n³)`) and answers every quantity asked from it. The
-/// results do not depend on the number of threads.
+/// sentences run longest first ([`longest_first`]); the results depend
+/// neither on that order nor on the number of threads.
 ///
 /// Returns one entry per sentence: `None` on success, the typed error
 /// otherwise (its slots are then NaN).
@@ -504,8 +505,9 @@ pub fn compute_ragged<E: spantree_core::Engine<Scalar = f64>>(
 /// sentences, fit every later one without growing. Longest first also
 /// balances the threads: the last tasks to be scheduled are the shortest.
 /// On the 6,025 sentences of the UD test sets (entropy and gradient,
-/// `Accurate`) it cuts the pass by about a fifth (`spantree-report speed
-/// --corpus`).
+/// `Accurate`, one thread), a loop of models takes 13% less time longest
+/// first than in input order, and the bare kernels 18% less
+/// (`spantree-report speed --corpus`).
 ///
 /// ```
 /// use spantree_api::batch::longest_first;

@@ -434,12 +434,20 @@ fn run_each<I: Send, T: Send>(
     Ok(batch::in_input_order(answers))
 }
 
-/// Each item's number of words (`0` for an item that failed validation).
-fn lengths<M>(items: &Items<M>) -> Vec<usize> {
-    items
+/// Runs `f(i, sinks_i)` over the batch's items, item `i` writing into
+/// its block of each question's buffer ([`sinks`]), as [`run_each`] (an
+/// item that failed validation counts as `0` words).
+fn run_items<'a, M, T: Send>(
+    threads: usize,
+    items: &Items<M>,
+    outs: Vec<Option<&'a mut [f64]>>,
+    f: impl Fn(usize, Sinks<'a>) -> T + Sync + Send,
+) -> Result<Vec<T>, String> {
+    let lengths: Vec<usize> = items
         .iter()
         .map(|item| item.as_ref().map_or(0, |item| item.graph.n()))
-        .collect()
+        .collect();
+    run_each(threads, sinks(outs, items.len()), &lengths, f)
 }
 
 /// Item `i`'s block of each question's output buffer, for `count` items
@@ -704,47 +712,41 @@ impl<B: Backend> AnyBatch for Models<B> {
                 ));
             }
         }
-        let count = self.items.len();
-        let answers = run_each(
-            threads,
-            sinks(outs, count),
-            &lengths(&self.items),
-            |i, sinks| {
-                let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
-                let mut answers: Vec<Answered<B::Scalar>> = match &self.items[i] {
-                    Err(e) => all(e),
-                    Ok(item) => item.with(
-                        self.keep,
-                        |g| self.build(g),
-                        |model| {
-                            let model = match model {
-                                Ok(model) => model,
-                                Err(e) => return all(e),
-                            };
-                            let answer = |q: Option<&Model<B>>| {
-                                asks.iter()
-                                    .map(|&ask| self.answer(ask, i, model, q, extra))
-                                    .collect()
-                            };
-                            match other.map(|o| (o, &o.items[i])) {
-                                None => answer(None),
-                                Some((_, Err(e))) => all(e),
-                                Some((o, Ok(q))) => q.with(
-                                    o.keep,
-                                    |g| o.build(g),
-                                    |q| match q {
-                                        Ok(q) => answer(Some(q)),
-                                        Err(e) => all(e),
-                                    },
-                                ),
-                            }
-                        },
-                    ),
-                };
-                write(&mut answers, sinks, self.shape);
-                answers
-            },
-        )?;
+        let answers = run_items(threads, &self.items, outs, |i, sinks| {
+            let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
+            let mut answers: Vec<Answered<B::Scalar>> = match &self.items[i] {
+                Err(e) => all(e),
+                Ok(item) => item.with(
+                    self.keep,
+                    |g| self.build(g),
+                    |model| {
+                        let model = match model {
+                            Ok(model) => model,
+                            Err(e) => return all(e),
+                        };
+                        let answer = |q: Option<&Model<B>>| {
+                            asks.iter()
+                                .map(|&ask| self.answer(ask, i, model, q, extra))
+                                .collect()
+                        };
+                        match other.map(|o| (o, &o.items[i])) {
+                            None => answer(None),
+                            Some((_, Err(e))) => all(e),
+                            Some((o, Ok(q))) => q.with(
+                                o.keep,
+                                |g| o.build(g),
+                                |q| match q {
+                                    Ok(q) => answer(Some(q)),
+                                    Err(e) => all(e),
+                                },
+                            ),
+                        }
+                    },
+                ),
+            };
+            write(&mut answers, sinks, self.shape);
+            answers
+        })?;
         Ok(lay_out_all::<B>(self.shape, asks, extra, &answers))
     }
 }
@@ -922,31 +924,25 @@ impl AnyBatch for Charts {
         threads: usize,
         outs: Vec<Option<&mut [f64]>>,
     ) -> Result<Vec<(Flat, Vec<Failure>)>, String> {
-        let count = self.items.len();
-        let answers = run_each(
-            threads,
-            sinks(outs, count),
-            &lengths(&self.items),
-            |i, sinks| {
-                let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
-                let mut answers: Vec<Answered<f64>> = match &self.items[i] {
-                    Err(e) => all(e),
-                    Ok(item) => item.with(
-                        self.keep,
-                        |g| Projective::new(g, self.rooting),
-                        |chart| match chart {
-                            Ok(chart) => asks
-                                .iter()
-                                .map(|&ask| self.answer(ask, chart, &item.graph))
-                                .collect(),
-                            Err(e) => all(e),
-                        },
-                    ),
-                };
-                write(&mut answers, sinks, self.shape);
-                answers
-            },
-        )?;
+        let answers = run_items(threads, &self.items, outs, |i, sinks| {
+            let all = |e: &Error| asks.iter().map(|_| Err(e.clone())).collect();
+            let mut answers: Vec<Answered<f64>> = match &self.items[i] {
+                Err(e) => all(e),
+                Ok(item) => item.with(
+                    self.keep,
+                    |g| Projective::new(g, self.rooting),
+                    |chart| match chart {
+                        Ok(chart) => asks
+                            .iter()
+                            .map(|&ask| self.answer(ask, chart, &item.graph))
+                            .collect(),
+                        Err(e) => all(e),
+                    },
+                ),
+            };
+            write(&mut answers, sinks, self.shape);
+            answers
+        })?;
         Ok(lay_out_all::<spantree_faer::F64>(
             self.shape, asks, extra, &answers,
         ))
