@@ -47,17 +47,56 @@ pub enum Potentials {
     Scores,
 }
 
+/// The arc a value is checked on in the validating sweep, where only
+/// whether it is valid is asked.
+const ANY_ARC: ArcRef = ArcRef {
+    head: 0,
+    dependent: 1,
+    label: None,
+};
+
 impl Potentials {
-    /// Whether `v` is a valid value ([`Graph::from_weights`],
-    /// [`Graph::from_scores`]): not NaN, and a finite non-negative weight or
-    /// a score below `+∞`. `O(1)`.
-    fn is_valid<W: Scalar>(self, v: &W) -> bool {
+    /// The error of value `v` on `arc` when it is not valid
+    /// ([`Graph::from_weights`], [`Graph::from_scores`]): NaN, and a weight
+    /// infinite or negative, or a score of `+∞`. The one statement of the
+    /// rule: the validating sweep asks it of every value (with a stand-in
+    /// arc), the arc-by-arc loop of an invalid graph to name the arc. `O(1)`.
+    #[inline]
+    fn check<W: Scalar>(self, arc: ArcRef, v: &W) -> Result<()> {
         let x = v.to_f64();
         match self {
-            // `&`, not `&&`: no branch per value.
-            Potentials::Weights => !x.is_nan() & v.is_finite() & (v.sign() != Sign::Negative),
-            Potentials::Scores => !x.is_nan() & (x != f64::INFINITY),
+            Potentials::Weights => {
+                if x.is_nan() {
+                    return Err(Error::NotANumber {
+                        arc,
+                        what: "weight",
+                    });
+                }
+                if !v.is_finite() {
+                    return Err(Error::Infinite {
+                        arc,
+                        what: "weight",
+                        value: x,
+                    });
+                }
+                if v.sign() == Sign::Negative {
+                    return Err(Error::NegativeWeight { arc, value: x });
+                }
+            }
+            Potentials::Scores => {
+                if x.is_nan() {
+                    return Err(Error::NotANumber { arc, what: "score" });
+                }
+                if x == f64::INFINITY {
+                    return Err(Error::Infinite {
+                        arc,
+                        what: "score",
+                        value: x,
+                    });
+                }
+            }
         }
+        Ok(())
     }
 
     /// Whether a valid value `v` allows its arc: a non-zero weight, a score
@@ -158,7 +197,7 @@ impl<W: Scalar> Graph<W> {
     }
 
     /// The graph of `values` (`[h][m][ℓ]`, row-major) once every arc's
-    /// value is valid ([`Graph::check_value`]); the cells of non-arcs are
+    /// value is valid ([`Potentials::check`]); the cells of non-arcs are
     /// overwritten with the forbidding value. One sweep over the values
     /// decides validity and whether every arc is allowed (branch-free on
     /// `f64`); only an invalid graph takes the arc-by-arc loop, which names
@@ -190,14 +229,14 @@ impl<W: Scalar> Graph<W> {
         let (mut valid, mut allowed) = (true, 0usize);
         if labels == 1 {
             for v in &values {
-                valid &= potentials.is_valid(v);
+                valid &= potentials.check(ANY_ARC, v).is_ok();
                 allowed += usize::from(potentials.allows(v));
             }
         } else {
             for cell in values.chunks_exact(labels.max(1)) {
                 let mut any = false;
                 for v in cell {
-                    valid &= potentials.is_valid(v);
+                    valid &= potentials.check(ANY_ARC, v).is_ok();
                     any |= potentials.allows(v);
                 }
                 allowed += usize::from(any);
@@ -228,44 +267,8 @@ impl<W: Scalar> Graph<W> {
                         dependent: m,
                         label: self.labeled.then_some(l),
                     };
-                    self.check_value(arc, &self.values[self.index(h, m, l)])?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn check_value(&self, arc: ArcRef, v: &W) -> Result<()> {
-        let x = v.to_f64();
-        match self.potentials {
-            Potentials::Weights => {
-                if x.is_nan() {
-                    return Err(Error::NotANumber {
-                        arc,
-                        what: "weight",
-                    });
-                }
-                if !v.is_finite() {
-                    return Err(Error::Infinite {
-                        arc,
-                        what: "weight",
-                        value: x,
-                    });
-                }
-                if v.sign() == Sign::Negative {
-                    return Err(Error::NegativeWeight { arc, value: x });
-                }
-            }
-            Potentials::Scores => {
-                if x.is_nan() {
-                    return Err(Error::NotANumber { arc, what: "score" });
-                }
-                if x == f64::INFINITY {
-                    return Err(Error::Infinite {
-                        arc,
-                        what: "score",
-                        value: x,
-                    });
+                    self.potentials
+                        .check(arc, &self.values[self.index(h, m, l)])?;
                 }
             }
         }
