@@ -283,40 +283,114 @@ pub fn run_kernel(kernel: Kernel, engine: KernelEngine, i: &Inputs) -> f64 {
     }
 }
 
+/// The number of calls of `f` that make a timing group last at least about
+/// a millisecond (one untimed call measures it).
+fn group_size<T>(f: &mut impl FnMut() -> T) -> usize {
+    let start = std::time::Instant::now();
+    black_box(f());
+    let once = start.elapsed().as_secs_f64().max(1e-8);
+    ((1e-3 / once).ceil() as usize).clamp(1, 100_000)
+}
+
+/// The time of one call of `f` in seconds, over a group of `calls` calls.
+fn group_time<T>(calls: usize, f: &mut impl FnMut() -> T) -> f64 {
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        black_box(f());
+    }
+    start.elapsed().as_secs_f64() / calls as f64
+}
+
+/// The median of `xs` (the upper one of an even count; NaN when empty).
+pub fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// The median time of one call of `f` in seconds: calls are grouped so that
 /// a group lasts at least about a millisecond, and the median of `groups`
 /// groups is divided by the group size.
 pub fn median_time<T>(groups: usize, mut f: impl FnMut() -> T) -> f64 {
-    let start = std::time::Instant::now();
-    black_box(f());
-    let once = start.elapsed().as_secs_f64().max(1e-8);
-    let per_group = ((1e-3 / once).ceil() as usize).clamp(1, 100_000);
-    let mut samples: Vec<f64> = (0..groups.max(1))
-        .map(|_| {
-            let start = std::time::Instant::now();
-            for _ in 0..per_group {
-                black_box(f());
-            }
-            start.elapsed().as_secs_f64() / per_group as f64
-        })
+    let calls = group_size(&mut f);
+    median(
+        (0..groups.max(1))
+            .map(|_| group_time(calls, &mut f))
+            .collect(),
+    )
+}
+
+/// Two calls timed against each other ([`paired_times`]), seconds per call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paired {
+    /// The median time of the first.
+    pub first: f64,
+    /// The median time of the second.
+    pub second: f64,
+    /// The median of the groups' ratios first ÷ second.
+    pub ratio: f64,
+}
+
+/// Times `f` and `g` in alternating groups (a group of `f`, then one of `g`,
+/// `groups` times; each group lasts about a millisecond): the median time of
+/// each and the median of the ratios of the pairs. On a shared machine whose
+/// speed drifts over seconds (±40% here, between runs of the same binary),
+/// each ratio compares two times taken about a millisecond apart, where two
+/// medians taken one after the other may straddle a drift.
+pub fn paired_times<T, U>(
+    groups: usize,
+    mut f: impl FnMut() -> T,
+    mut g: impl FnMut() -> U,
+) -> Paired {
+    let (calls_f, calls_g) = (group_size(&mut f), group_size(&mut g));
+    let pairs: Vec<(f64, f64)> = (0..groups.max(1))
+        .map(|_| (group_time(calls_f, &mut f), group_time(calls_g, &mut g)))
         .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    Paired {
+        first: median(pairs.iter().map(|p| p.0).collect()),
+        second: median(pairs.iter().map(|p| p.1).collect()),
+        ratio: median(pairs.iter().map(|p| p.0 / p.1).collect()),
+    }
 }
 
 /// The engines of the table: the default and the two dense ones.
 pub const ENGINES: [&str; 3] = ["accurate", "log", "f64"];
 
-/// One measured size: per op the median time on each of [`ENGINES`], per
-/// kernel the median time through faer and through `spantree_faer::Lu`.
+/// One op on each of [`ENGINES`]: seconds per call, and its ratio to its
+/// bare kernel (the faster of the two LUs), the op and the kernel timed in
+/// alternating groups ([`paired_times`]).
+#[derive(Clone, Copy, Debug)]
+pub struct OpTimes {
+    /// The op.
+    pub op: Op,
+    /// Median seconds per call, per engine.
+    pub seconds: [f64; 3],
+    /// Median op ÷ kernel of the paired groups, per engine.
+    pub ratios: [f64; 3],
+}
+
+/// One bare kernel through faer and through `spantree_faer::Lu`, timed in
+/// alternating groups ([`paired_times`]).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelTimes {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Median seconds per call through faer.
+    pub faer: f64,
+    /// Median seconds per call through `spantree_faer::Lu`.
+    pub spantree: f64,
+    /// Median spantree ÷ faer of the paired groups.
+    pub ratio: f64,
+}
+
+/// One measured size: every op on every engine, every kernel on both LUs.
 #[derive(Clone, Debug)]
 pub struct Measured {
     /// The sentence length.
     pub n: usize,
-    /// `(op, [seconds per engine])`.
-    pub ops: Vec<(Op, [f64; 3])>,
-    /// `(kernel, faer seconds, spantree seconds)`.
-    pub kernels: Vec<(Kernel, f64, f64)>,
+    /// The ops, in [`Op::ALL`] order.
+    pub ops: Vec<OpTimes>,
+    /// The kernels, in [`Kernel::ALL`] order.
+    pub kernels: Vec<KernelTimes>,
 }
 
 impl Measured {
@@ -324,40 +398,94 @@ impl Measured {
     pub fn kernel(&self, k: Kernel) -> f64 {
         self.kernels
             .iter()
-            .find(|r| r.0 == k)
-            .map_or(f64::NAN, |r| r.1.min(r.2))
+            .find(|r| r.kernel == k)
+            .map_or(f64::NAN, |r| r.faer.min(r.spantree))
+    }
+
+    /// The LU that runs `k` faster (spantree's when unmeasured).
+    fn faster(&self, k: Kernel) -> KernelEngine {
+        match self.kernels.iter().find(|r| r.kernel == k) {
+            Some(r) if r.faer < r.spantree => KernelEngine::Faer,
+            _ => KernelEngine::Spantree,
+        }
+    }
+
+    /// Cell by cell, the medians of several runs of one size (`spantree-report
+    /// speed --runs`): a run's cells share its drift, the median of runs spread
+    /// over minutes does not. `None` when `runs` is empty or mixes sizes.
+    pub fn median_of(runs: &[Measured]) -> Option<Measured> {
+        let first = runs.first()?;
+        if runs.iter().any(|r| r.n != first.n) {
+            return None;
+        }
+        let cell = |f: &dyn Fn(&Measured) -> f64| median(runs.iter().map(f).collect());
+        let ops = (0..first.ops.len())
+            .map(|o| OpTimes {
+                op: first.ops[o].op,
+                seconds: std::array::from_fn(|e| cell(&|r| r.ops[o].seconds[e])),
+                ratios: std::array::from_fn(|e| cell(&|r| r.ops[o].ratios[e])),
+            })
+            .collect();
+        let kernels = (0..first.kernels.len())
+            .map(|k| KernelTimes {
+                kernel: first.kernels[k].kernel,
+                faer: cell(&|r| r.kernels[k].faer),
+                spantree: cell(&|r| r.kernels[k].spantree),
+                ratio: cell(&|r| r.kernels[k].ratio),
+            })
+            .collect();
+        Some(Measured {
+            n: first.n,
+            ops,
+            kernels,
+        })
     }
 }
 
-/// Times every op on every engine and every kernel at `n`, with `groups`
-/// timing groups each (medians).
+/// Times every kernel on both LUs, then every op on every engine, each in
+/// alternating groups with its bare kernel on the faster LU ([`paired_times`],
+/// `groups` pairs each).
 pub fn measure(n: usize, groups: usize, seed: u64) -> Measured {
     use spantree_faer::{Accurate, ShiftedF64, F64};
     let i = Inputs::new(n, seed);
     let kernels = Kernel::ALL
         .iter()
-        .map(|&k| {
-            (
-                k,
-                median_time(groups, || run_kernel(k, KernelEngine::Faer, &i)),
-                median_time(groups, || run_kernel(k, KernelEngine::Spantree, &i)),
-            )
+        .map(|&kernel| {
+            let p = paired_times(
+                groups,
+                || run_kernel(kernel, KernelEngine::Spantree, &i),
+                || run_kernel(kernel, KernelEngine::Faer, &i),
+            );
+            KernelTimes {
+                kernel,
+                faer: p.second,
+                spantree: p.first,
+                ratio: p.ratio,
+            }
         })
         .collect();
-    let ops = Op::ALL
-        .iter()
-        .map(|&op| {
-            (
-                op,
-                [
-                    median_time(groups, || run_op(&Accurate, op, &i)),
-                    median_time(groups, || run_op(&ShiftedF64, op, &i)),
-                    median_time(groups, || run_op(&F64, op, &i)),
-                ],
-            )
-        })
-        .collect();
-    Measured { n, ops, kernels }
+    let mut m = Measured {
+        n,
+        ops: Vec::new(),
+        kernels,
+    };
+    for op in Op::ALL {
+        let engine = m.faster(op.kernel());
+        let against = |run: &dyn Fn() -> f64| {
+            paired_times(groups, run, || run_kernel(op.kernel(), engine, &i))
+        };
+        let p = [
+            against(&|| run_op(&Accurate, op, &i)),
+            against(&|| run_op(&ShiftedF64, op, &i)),
+            against(&|| run_op(&F64, op, &i)),
+        ];
+        m.ops.push(OpTimes {
+            op,
+            seconds: p.map(|p| p.first),
+            ratios: p.map(|p| p.ratio),
+        });
+    }
+    m
 }
 
 fn micros(s: f64) -> String {
@@ -372,39 +500,42 @@ fn micros(s: f64) -> String {
 }
 
 /// The two markdown tables: ops against their kernels, and the kernels
-/// through faer and through `spantree_faer::Lu` (µs per sentence, medians).
+/// through faer and through `spantree_faer::Lu` (µs per sentence, medians;
+/// each ratio the median of its paired groups, not the ratio of two
+/// columns).
 pub fn markdown(rows: &[Measured]) -> String {
     let mut s = String::from(
         "| n | op | accurate µs | log µs | f64 µs | kernel | kernel µs | accurate ÷ kernel | log ÷ kernel | f64 ÷ kernel |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
-        for (op, t) in &r.ops {
-            let k = r.kernel(op.kernel());
+        for t in &r.ops {
+            let (secs, q) = (t.seconds, t.ratios);
             s += &format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} |\n",
                 r.n,
-                op.name(),
-                micros(t[0]),
-                micros(t[1]),
-                micros(t[2]),
-                op.kernel().name(),
-                micros(k),
-                t[0] / k,
-                t[1] / k,
-                t[2] / k
+                t.op.name(),
+                micros(secs[0]),
+                micros(secs[1]),
+                micros(secs[2]),
+                t.op.kernel().name(),
+                micros(r.kernel(t.op.kernel())),
+                q[0],
+                q[1],
+                q[2]
             );
         }
     }
-    s += "\n| n | kernel | faer µs | spantree `Lu` µs |\n|---|---|---|---|\n";
+    s += "\n| n | kernel | faer µs | spantree `Lu` µs | spantree ÷ faer |\n|---|---|---|---|---|\n";
     for r in rows {
-        for (k, faer, ours) in &r.kernels {
+        for k in &r.kernels {
             s += &format!(
-                "| {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {:.2} |\n",
                 r.n,
-                k.name(),
-                micros(*faer),
-                micros(*ours)
+                k.kernel.name(),
+                micros(k.faer),
+                micros(k.spantree),
+                k.ratio
             );
         }
     }
@@ -760,5 +891,70 @@ impl Inputs {
         self.p = Graph::from_scores(&rows).expect("valid scores");
         self.scores = score_matrix(&self.p);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_is_the_middle_of_the_sorted_values() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        // An even count takes the upper middle.
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
+        assert!(median(Vec::new()).is_nan());
+    }
+
+    #[test]
+    fn paired_groups_alternate_after_one_call_of_each() {
+        let log = std::cell::RefCell::new(String::new());
+        let groups = 5;
+        let p = paired_times(
+            groups,
+            || log.borrow_mut().push('f'),
+            || log.borrow_mut().push('g'),
+        );
+        let log = log.into_inner();
+        // One untimed call of each sizes the groups; then `groups` runs of
+        // `f` each followed by a run of `g`.
+        assert!(log.starts_with("fg"));
+        let runs: Vec<char> = log[2..].chars().fold(Vec::new(), |mut runs, c| {
+            if runs.last() != Some(&c) {
+                runs.push(c);
+            }
+            runs
+        });
+        assert_eq!(runs, "fg".repeat(groups).chars().collect::<Vec<_>>());
+        assert!(p.first > 0.0 && p.second > 0.0 && p.ratio > 0.0);
+    }
+
+    #[test]
+    fn runs_combine_cell_by_cell() {
+        let run = |x: f64| Measured {
+            n: 7,
+            ops: vec![OpTimes {
+                op: Op::LogZ,
+                seconds: [x, 2.0 * x, 3.0 * x],
+                ratios: [x + 1.0, x + 2.0, x + 3.0],
+            }],
+            kernels: vec![KernelTimes {
+                kernel: Kernel::ExpLu,
+                faer: 10.0 * x,
+                spantree: x,
+                ratio: 0.1 * x,
+            }],
+        };
+        let m = Measured::median_of(&[run(5.0), run(1.0), run(3.0)]).expect("one size");
+        assert_eq!(m.n, 7);
+        assert_eq!(m.ops[0].seconds, [3.0, 6.0, 9.0]);
+        assert_eq!(m.ops[0].ratios, [4.0, 5.0, 6.0]);
+        let k = m.kernels[0];
+        assert_eq!((k.faer, k.spantree, k.ratio), (30.0, 3.0, 0.1 * 3.0));
+        assert_eq!(m.kernel(Kernel::ExpLu), 3.0);
+        let mut other = run(1.0);
+        other.n = 8;
+        assert!(Measured::median_of(&[run(1.0), other]).is_none());
+        assert!(Measured::median_of(&[]).is_none());
     }
 }

@@ -78,6 +78,11 @@ enum Command {
         /// Timing groups per cell (the median is reported).
         #[arg(long, default_value_t = 11)]
         groups: usize,
+        /// Runs of the whole table, one size after another in each; every
+        /// cell is the median of the runs (the corpus: passes of each
+        /// variant, `5 × runs` rounds).
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
         /// Treebank directory: time entropy + gradient of every sentence
         /// of its test sets on 1 and 2 threads.
         #[arg(long)]
@@ -93,11 +98,16 @@ fn main() -> ExitCode {
     if let Command::Speed {
         sizes,
         groups,
+        runs,
         corpus,
         seed,
     } = command
     {
-        return speed(&sizes, groups, corpus.as_deref(), seed);
+        let timing = Timing {
+            groups,
+            runs: runs.max(1),
+        };
+        return speed(&sizes, timing, corpus.as_deref(), seed);
     }
     let Command::Reproduce {
         treebanks,
@@ -143,14 +153,44 @@ fn main() -> ExitCode {
     }
 }
 
-fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed: u64) -> ExitCode {
+/// How much `spantree-report speed` times.
+#[derive(Clone, Copy)]
+struct Timing {
+    /// Timing groups per cell.
+    groups: usize,
+    /// Runs of the table (rounds of the corpus: `5 × runs`).
+    runs: usize,
+}
+
+fn speed(
+    sizes: &[usize],
+    Timing { groups, runs }: Timing,
+    corpus: Option<&std::path::Path>,
+    seed: u64,
+) -> ExitCode {
+    use spantree_bench::report::machine;
     use spantree_bench::speed;
-    let rows: Vec<speed::Measured> = sizes
+    println!(
+        "Machine: {}, {} logical CPUs, kernels on {}; {} run(s) of {} timing groups, {}.\n\n\
+         Each cell is the median of the runs; each ratio the median, over the groups, of \
+         the op and its bare kernel timed in alternating groups of about a millisecond.\n",
+        machine::cpu_model(),
+        machine::threads(),
+        machine::simd(),
+        runs,
+        groups,
+        machine::today()
+    );
+    let mut by_size: Vec<Vec<speed::Measured>> = vec![Vec::new(); sizes.len()];
+    for run in 0..runs {
+        for (&n, measured) in sizes.iter().zip(&mut by_size) {
+            eprintln!("run {} of {runs}, n = {n}", run + 1);
+            measured.push(speed::measure(n, groups, seed + n as u64));
+        }
+    }
+    let rows: Vec<speed::Measured> = by_size
         .iter()
-        .map(|&n| {
-            eprintln!("n = {n}");
-            speed::measure(n, groups, seed + n as u64)
-        })
+        .filter_map(|r| speed::Measured::median_of(r))
         .collect();
     println!("{}", speed::markdown(&rows));
     for n in [36, 100] {
@@ -184,18 +224,6 @@ fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed:
         words,
         banks
     );
-    let median5 = |f: &dyn Fn() -> f64| {
-        std::hint::black_box(f());
-        let mut t: Vec<f64> = (0..5)
-            .map(|_| {
-                let start = std::time::Instant::now();
-                std::hint::black_box(f());
-                start.elapsed().as_secs_f64()
-            })
-            .collect();
-        t.sort_by(f64::total_cmp);
-        t[2] * 1e3
-    };
     let scores: Vec<_> = graphs.iter().map(speed::score_matrix_of).collect();
     // The kernel floor in the order the batch API runs the sentences.
     let lengths: Vec<usize> = graphs.iter().map(spantree_core::Graph::n).collect();
@@ -204,12 +232,14 @@ fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed:
         .map(|s| scores[s].clone())
         .collect();
     let batch = std::cell::RefCell::new(speed::CorpusBatch::new(&graphs));
+    let rounds = 5 * runs;
     println!(
-        "Medians of 5 passes on one kept pool, after one untimed pass, ms. The batch API \
-         (`compute_ragged`) validates the scores, runs the sentences longest first and writes \
-         every entropy and gradient into kept buffers; the loop builds one `Model` per \
-         sentence in input order. Kernel floor: exp + LU + inverse + 2 solves per sentence, \
-         spantree `Lu` (faer's in input order).\n\n\
+        "Medians of {rounds} rounds on one kept pool, each round one pass of every column \
+         in turn (so that a drift of the machine's speed reaches every column alike), after \
+         one untimed pass of each, ms. The batch API (`compute_ragged`) validates the \
+         scores, runs the sentences longest first and writes every entropy and gradient into \
+         kept buffers; the loop builds one `Model` per sentence in input order. Kernel floor: \
+         exp + LU + inverse + 2 solves per sentence, spantree `Lu` (faer's in input order).\n\n\
          | threads | batch API | `Model` loop, input order | kernel floor, longest first | kernel floor, input order | faer kernel |\n\
          |---|---|---|---|---|---|"
     );
@@ -217,14 +247,28 @@ fn speed(sizes: &[usize], groups: usize, corpus: Option<&std::path::Path>, seed:
         // One pool per thread count, kept across passes; the first pass of
         // each (threads starting, the allocator's first pages) is not timed.
         let pool = speed::corpus_pool(threads);
-        let batched = median5(&|| batch.borrow_mut().pass(&pool));
-        let op = median5(&|| speed::corpus_pass(&graphs, &pool));
-        let kernel = |s: &[spantree_core::Matrix<f64>], engine| {
-            median5(&|| speed::corpus_kernel_pass(s, engine, &pool))
-        };
-        let sorted = kernel(&by_length, speed::KernelEngine::Spantree);
-        let floor = kernel(&scores, speed::KernelEngine::Spantree);
-        let faer = kernel(&scores, speed::KernelEngine::Faer);
+        let kernel =
+            |s: &[spantree_core::Matrix<f64>], engine| speed::corpus_kernel_pass(s, engine, &pool);
+        let columns: [&dyn Fn() -> f64; 5] = [
+            &|| batch.borrow_mut().pass(&pool),
+            &|| speed::corpus_pass(&graphs, &pool),
+            &|| kernel(&by_length, speed::KernelEngine::Spantree),
+            &|| kernel(&scores, speed::KernelEngine::Spantree),
+            &|| kernel(&scores, speed::KernelEngine::Faer),
+        ];
+        for column in &columns {
+            std::hint::black_box(column());
+        }
+        let mut times = vec![Vec::with_capacity(rounds); columns.len()];
+        for _ in 0..rounds {
+            for (column, t) in columns.iter().zip(&mut times) {
+                let start = std::time::Instant::now();
+                std::hint::black_box(column());
+                t.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let [batched, op, sorted, floor, faer] =
+            std::array::from_fn(|c| speed::median(times[c].clone()));
         println!("| {threads} | {batched:.1} | {op:.1} | {sorted:.1} | {floor:.1} | {faer:.1} |");
     }
     println!(

@@ -13,6 +13,21 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The instruction set the kernels dispatch to here (pulp's run-time
+/// detection, as every kernel of spantree chooses it).
+pub fn simd() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if pulp::x86::V4::try_new().is_some() {
+            return "AVX-512 (pulp V4)";
+        }
+        if pulp::x86::V3::try_new().is_some() {
+            return "AVX2 + FMA (pulp V3)";
+        }
+    }
+    "scalar"
+}
+
 /// Logical CPUs available to this process.
 pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
