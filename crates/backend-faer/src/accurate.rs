@@ -66,13 +66,14 @@ use crate::Lu;
 /// about `12 n²` operations per refined column, and `n³/3 + 2n²k`
 /// multiply-adds for `k` columns recomputed by the elimination; marginals
 /// that fail otherwise come from the elimination's marginal pass alone,
-/// about `1.3 n³` multiply-adds. Measured (`spantree-report speed`,
-/// single-root `N(0, 2²)`): `ln Z` + marginals 3.5× the bare kernel at
-/// `n = 100` and 3.1× at `200`, against 8.9× and 8.1× through the marginal
-/// pass before. Not certified: the dense LU plus `n³/3` multiply-adds for `ln Z`,
-/// about `1.3 n³` more for the marginals (a divide and conquer, see
-/// [`spantree_core::elimination`]), about `4 n³` per vector–Jacobian
-/// product; measured 1.5–2.5× the time of the dense route (crate docs).
+/// about `1.3 n³` multiply-adds. Measured (`spantree-report speed --runs
+/// 7`, single-root `N(0, 2²)`, 2026-11-30): `ln Z` + marginals 1.4× the bare
+/// kernel (LU + inverse) at `n = 36`, 2.0× at `n = 100` and 2.5× at `200`,
+/// where [`crate::F64`] takes 1.2×. Not certified: the dense LU plus `n³/3`
+/// multiply-adds for `ln Z`, about `1.3 n³` more for the marginals (a divide
+/// and conquer, see [`spantree_core::elimination`]), about `4 n³` per
+/// vector–Jacobian product; measured with root scores −40 (the elimination
+/// needed): 1.1–1.5× the time of the dense route at `n = 36`–`100`.
 ///
 /// ```
 /// use spantree_core::{Graph, Model, Rooting};

@@ -43,7 +43,11 @@
 //! is 1.4–3× faster than faer's LU + inverse up to `n = 384`
 //! ([`CROSSOVER`]), and they tie at `n = 512`;
 //! the elimination keeps ≥ 45 correct bits of every marginal where dense LU
-//! keeps none, at about 2–3× the time of a dense LU.
+//! keeps none. [`Accurate`] takes it only where the dense LU's own checks
+//! cannot certify the answer: `ln Z` + marginals in 1.1–1.3× the time of
+//! [`F64`] up to `n = 36` and about 2× at `n = 100`–`200` on scores dense LU
+//! holds, 1.1–1.5× the dense route where root scores 40 below the arcs' need
+//! the elimination (`spantree-report speed`, 2026-11-30).
 //!
 //! ## Accuracy of the derivatives
 //!

@@ -1,11 +1,12 @@
 //! `ln Z` plus all arc marginals for one sentence: factorise, invert, read
-//! off `μ`. Issue: the foundation's first bench.
+//! off `μ`, on the default engine (`Accurate`), the dense ones and exact
+//! rationals. Issue: the foundation's first bench; the README's table.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use spantree_bench::normal_graph;
 use spantree_core::{Engine, Model, Rooting};
 use spantree_exact::Exact;
-use spantree_faer::{ShiftedF64, F64};
+use spantree_faer::{Accurate, ShiftedF64, F64};
 
 fn run<B: Engine + Copy>(c: &mut Criterion, backend: B, sizes: &[usize]) {
     let mut group = c.benchmark_group(format!("log_z+marginals/{}", backend.name()));
@@ -23,6 +24,7 @@ fn run<B: Engine + Copy>(c: &mut Criterion, backend: B, sizes: &[usize]) {
 
 fn partition(c: &mut Criterion) {
     let sizes = [10, 20, 36, 50, 100, 200, 500];
+    run(c, Accurate, &sizes);
     run(c, F64, &sizes);
     run(c, ShiftedF64, &sizes);
     run(c, Exact, &[5, 10, 20, 40]);

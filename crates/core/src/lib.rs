@@ -16,10 +16,13 @@
 //! answers `ln Z`, marginals, solves and vector–Jacobian products
 //! ([`engine`]). Pick one per use:
 //!
-//! * `spantree_faer::Accurate`: the cancellation-free elimination of the
-//!   Laplacian ([`elimination`]): `ln Z` and the marginals keep their digits
-//!   whatever the scales of the scores, at 2–3× the cost of a dense LU (the
-//!   command's default); `spantree_faer::LogAccurate` runs it in log space;
+//! * `spantree_faer::Accurate` (the command's default): dense LU where its
+//!   own `O(n²)` checks certify every number, the cancellation-free
+//!   elimination of the Laplacian ([`elimination`]) where they do not: `ln Z`
+//!   and the marginals keep their digits whatever the scales of the scores,
+//!   at 1.1–1.3× the cost of a dense LU up to 36 words and about 2× at 100–200
+//!   (`docs/report/engines.md`); `spantree_faer::LogAccurate` always
+//!   eliminates, in log space;
 //! * `spantree_faer::ShiftedF64`: dense LU on column-shifted weights, so that
 //!   `ln Z` never overflows; fast, but digits are lost when one column's
 //!   weights span many orders of magnitude;
