@@ -31,7 +31,7 @@ fn time(sizes: &[usize]) {
     );
     println!("|---|---|---|---|---|---|");
     for &n in sizes {
-        let (eliminated, dense) = elimination_against_dense(n, -40.0, Rooting::Single, 31, 1);
+        let p = elimination_against_dense(n, -40.0, Rooting::Single, 31, 1);
         let g = root_shifted(&normal_graph(n, 2.0, 1), -40.0);
         let w = Accurate
             .prepare(&g, |&w| w)
@@ -44,9 +44,9 @@ fn time(sizes: &[usize]) {
         });
         println!(
             "| {n} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} |",
-            eliminated * 1e6,
-            dense * 1e6,
-            eliminated / dense,
+            p.first * 1e6,
+            p.second * 1e6,
+            p.ratio,
             forward * 1e6,
             pass * 1e6
         );

@@ -846,28 +846,29 @@ pub fn route_table(graphs: &[Graph], repeats: usize) -> String {
 /// Inputs that need the elimination: `p`'s root scores shifted by `shift`
 /// (`−40`: multi-root, dense LU of `L` is refused and that of its row-sum form
 /// answers; single-root, the default takes
-/// the dense route after rescaling the root row exactly). Returns the median
-/// time of `ln Z` plus marginals on the default engine there, and on
-/// `ShiftedF64` for the unshifted graph (the dense path), in seconds.
+/// the dense route after rescaling the root row exactly). Times `ln Z` plus
+/// marginals on the default engine there against `ShiftedF64` on the
+/// unshifted graph (the dense path), in alternating groups
+/// ([`paired_times`]: `first` the default's seconds, `second` the dense
+/// path's, `ratio` the median of the pairs).
 pub fn elimination_against_dense(
     n: usize,
     shift: f64,
     rooting: Rooting,
     groups: usize,
     seed: u64,
-) -> (f64, f64) {
+) -> Paired {
     let i = Inputs::new(n, seed);
     let shifted = Inputs::new(n, seed).with_root_shift(shift).p;
-    let marginals = |engine: &dyn Fn(&Graph) -> f64, g: &Graph| median_time(groups, || engine(g));
-    let accurate = |g: &Graph| {
-        let m = Model::new(spantree_faer::Accurate, g, rooting).expect("valid");
+    let accurate = || {
+        let m = Model::new(spantree_faer::Accurate, &shifted, rooting).expect("valid");
         m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
     };
-    let dense = |g: &Graph| {
-        let m = Model::new(spantree_faer::ShiftedF64, g, rooting).expect("valid");
+    let dense = || {
+        let m = Model::new(spantree_faer::ShiftedF64, &i.p, rooting).expect("valid");
         m.log_partition().expect("ln Z") + m.marginals().expect("marginals")[(0, 1)]
     };
-    (marginals(&accurate, &shifted), marginals(&dense, &i.p))
+    paired_times(groups, accurate, dense)
 }
 
 impl Inputs {
