@@ -44,10 +44,11 @@
 //! ([`CROSSOVER`]), and they tie at `n = 512`;
 //! the elimination keeps ≥ 45 correct bits of every marginal where dense LU
 //! keeps none. [`Accurate`] takes it only where the dense LU's own checks
-//! cannot certify the answer: `ln Z` + marginals in 1.1–1.3× the time of
-//! [`F64`] up to `n = 36` and about 2× at `n = 100`–`200` on scores dense LU
-//! holds, 1.1–1.5× the dense route where root scores 40 below the arcs' need
-//! the elimination (`spantree-report speed`, 2026-11-30).
+//! cannot certify the answer: `ln Z` + marginals in 1.0–2.1× the time of
+//! [`F64`] at `n = 10`–`200` on random scores (4.5× at `n = 500`: `cargo
+//! bench -p spantree-bench --bench partition`), 1.1–1.5× the dense route
+//! where root scores 40 below the arcs' need the elimination
+//! (`spantree-report speed`; both 2026-11-30).
 //!
 //! ## Accuracy of the derivatives
 //!

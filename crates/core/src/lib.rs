@@ -20,9 +20,8 @@
 //!   own `O(n²)` checks certify every number, the cancellation-free
 //!   elimination of the Laplacian ([`elimination`]) where they do not: `ln Z`
 //!   and the marginals keep their digits whatever the scales of the scores,
-//!   at 1.1–1.3× the cost of a dense LU up to 36 words and about 2× at 100–200
-//!   (`docs/report/engines.md`); `spantree_faer::LogAccurate` always
-//!   eliminates, in log space;
+//!   at 1–2× the cost of a dense LU up to 200 words (4.5× at 500; the README's
+//!   table); `spantree_faer::LogAccurate` always eliminates, in log space;
 //! * `spantree_faer::ShiftedF64`: dense LU on column-shifted weights, so that
 //!   `ln Z` never overflows; fast, but digits are lost when one column's
 //!   weights span many orders of magnitude;
