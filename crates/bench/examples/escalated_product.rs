@@ -32,7 +32,7 @@
 
 use std::hint::black_box;
 
-use spantree_bench::speed::{kernel_of, median_time, KernelEngine};
+use spantree_bench::speed::{kernel_of, median, median_time, KernelEngine};
 use spantree_bruteforce::random::{normal_scores, SplitMix64};
 use spantree_core::elimination::checked_marginals;
 use spantree_core::engine::DERIVATIVE_BITS;
@@ -75,11 +75,6 @@ fn factors(w: &Matrix<f64>) -> Eliminated<f64, Lu> {
 
 fn kernel(s: &Matrix<f64>) -> f64 {
     kernel_of(s, KernelEngine::Spantree, true, false)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn count(n: usize, products: usize, which: &str) {

@@ -412,10 +412,16 @@ impl Measured {
 
     /// Cell by cell, the medians of several runs of one size (`spantree-report
     /// speed --runs`): a run's cells share its drift, the median of runs spread
-    /// over minutes does not. `None` when `runs` is empty or mixes sizes.
+    /// over minutes does not. `None` when `runs` is empty or mixes sizes or
+    /// shapes.
     pub fn median_of(runs: &[Measured]) -> Option<Measured> {
         let first = runs.first()?;
-        if runs.iter().any(|r| r.n != first.n) {
+        let same_shape = |r: &Measured| {
+            r.n == first.n
+                && r.ops.len() == first.ops.len()
+                && r.kernels.len() == first.kernels.len()
+        };
+        if !runs.iter().all(same_shape) {
             return None;
         }
         let cell = |f: &dyn Fn(&Measured) -> f64| median(runs.iter().map(f).collect());
@@ -956,6 +962,9 @@ mod tests {
         let mut other = run(1.0);
         other.n = 8;
         assert!(Measured::median_of(&[run(1.0), other]).is_none());
+        let mut fewer = run(1.0);
+        fewer.ops.clear();
+        assert!(Measured::median_of(&[run(1.0), fewer]).is_none());
         assert!(Measured::median_of(&[]).is_none());
     }
 }

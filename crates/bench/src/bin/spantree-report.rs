@@ -103,11 +103,7 @@ fn main() -> ExitCode {
         seed,
     } = command
     {
-        let timing = Timing {
-            groups,
-            runs: runs.max(1),
-        };
-        return speed(&sizes, timing, corpus.as_deref(), seed);
+        return speed(&sizes, groups, runs.max(1), corpus.as_deref(), seed);
     }
     let Command::Reproduce {
         treebanks,
@@ -153,23 +149,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// How much `spantree-report speed` times.
-#[derive(Clone, Copy)]
-struct Timing {
-    /// Timing groups per cell.
-    groups: usize,
-    /// Runs of the table (rounds of the corpus: `5 × runs`).
-    runs: usize,
-}
-
+/// `spantree-report speed`: `groups` timing groups per cell, `runs` runs of
+/// the table (`5 × runs` rounds of the corpus).
 fn speed(
     sizes: &[usize],
-    Timing { groups, runs }: Timing,
+    groups: usize,
+    runs: usize,
     corpus: Option<&std::path::Path>,
     seed: u64,
 ) -> ExitCode {
     use spantree_bench::report::machine;
     use spantree_bench::speed;
+    if sizes.contains(&0) {
+        eprintln!("spantree-report: --sizes: a sentence has at least one word (got 0)");
+        return ExitCode::FAILURE;
+    }
     println!(
         "Machine: {}, {} logical CPUs, kernels on {}; {} run(s) of {} timing groups, {}.\n\n\
          Each cell is the median of the runs; each ratio the median, over the groups, of \
